@@ -1,0 +1,88 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Load-time check that the kernel crate's struct layouts agree with C.
+//!
+//! The module-local bindings are generated with bindgen's layout tests, but the kernel crate's
+//! own bindings are not, and on this kernel bindgen drops an alignment inside `task_struct`
+//! (`Documentation/design.md`, "Layout checks"). Every field this module reads through
+//! `kernel::bindings` is listed here and in `rue_layout_c` (src/shim.c); `insmod` fails with
+//! `ENOEXEC` if any offset or size differs.
+
+use crate::bindings;
+use core::mem::{offset_of, size_of};
+use kernel::prelude::*;
+
+/// One `offset_of!`/`size_of` fact, named as in `rue_layout_c`.
+struct Fact {
+    what: &'static CStr,
+    value: usize,
+}
+
+macro_rules! offset {
+    ($ty:ident, $field:ident) => {
+        Fact {
+            what: kernel::c_str!(concat!(stringify!($ty), ".", stringify!($field))),
+            value: offset_of!(bindings::$ty, $field),
+        }
+    };
+}
+
+macro_rules! size {
+    ($ty:ident) => {
+        Fact {
+            what: kernel::c_str!(concat!("sizeof ", stringify!($ty))),
+            value: size_of::<bindings::$ty>(),
+        }
+    };
+}
+
+/// The Rust side of the check, in the order of `rue_layout_c`.
+fn rust_layout() -> [Fact; 14] {
+    [
+        size!(file),
+        offset!(file, private_data),
+        offset!(inode, i_private),
+        offset!(kiocb, ki_filp),
+        offset!(seq_file, private),
+        offset!(vfsmount, mnt_root),
+        offset!(vfsmount, mnt_sb),
+        offset!(super_block, s_type),
+        offset!(file_system_type, name),
+        size!(iov_iter),
+        size!(list_head),
+        size!(mutex),
+        size!(tracepoint),
+        offset!(tracepoint, funcs),
+    ]
+}
+
+/// Compares every fact with C; logs each disagreement and fails with `ENOEXEC` if any.
+pub(crate) fn check() -> Result {
+    // SAFETY: `rue_layout_c_len` is a constant defined in src/shim.c.
+    let c_len = unsafe { bindings::rue_layout_c_len } as usize;
+    // SAFETY: `rue_layout_c` is a constant array of `rue_layout_c_len` entries (src/shim.c).
+    let c_facts = unsafe { core::slice::from_raw_parts(bindings::rue_layout_c.as_ptr(), c_len) };
+    let rust_facts = rust_layout();
+    let mut ok = c_facts.len() == rust_facts.len();
+    if !ok {
+        pr_err!("layout: C lists {} facts, Rust {}\n", c_facts.len(), rust_facts.len());
+    }
+    for (c, rust) in c_facts.iter().zip(rust_facts.iter()) {
+        // SAFETY: Every `what` in `rue_layout_c` is a string literal.
+        let c_what = unsafe { CStr::from_char_ptr(c.what) };
+        if c_what != rust.what || c.value as usize != rust.value {
+            pr_err!(
+                "layout: C {c_what:?} = {}, Rust {:?} = {}\n",
+                c.value,
+                rust.what,
+                rust.value
+            );
+            ok = false;
+        }
+    }
+    if ok {
+        Ok(())
+    } else {
+        Err(ENOEXEC)
+    }
+}

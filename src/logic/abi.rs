@@ -1,0 +1,72 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The user_events UAPI (`include/uapi/linux/user_events.h`): ioctl numbers, flags and limits.
+//!
+//! The ioctl numbers encode `sizeof(pointer)`, not the struct size, exactly as upstream
+//! (`_IOWR('*', 0, struct user_reg *)`), so they are computed here with the generic `_IOC`
+//! encoding rather than taken from a struct.
+
+/// `DIAG_IOC_MAGIC`.
+pub(crate) const DIAG_IOC_MAGIC: u32 = b'*' as u32;
+
+const IOC_NRBITS: u32 = 8;
+const IOC_TYPEBITS: u32 = 8;
+const IOC_SIZEBITS: u32 = 14;
+const IOC_NRSHIFT: u32 = 0;
+const IOC_TYPESHIFT: u32 = IOC_NRSHIFT + IOC_NRBITS;
+const IOC_SIZESHIFT: u32 = IOC_TYPESHIFT + IOC_TYPEBITS;
+const IOC_DIRSHIFT: u32 = IOC_SIZESHIFT + IOC_SIZEBITS;
+const IOC_WRITE: u32 = 1;
+const IOC_READ: u32 = 2;
+
+/// The generic `_IOC(dir, type, nr, size)` encoding.
+const fn ioc(dir: u32, ty: u32, nr: u32, size: usize) -> u32 {
+    // CAST: `size` is the size of a pointer (4 or 8), far below the 14-bit field.
+    (dir << IOC_DIRSHIFT) | (ty << IOC_TYPESHIFT) | (nr << IOC_NRSHIFT) | ((size as u32) << IOC_SIZESHIFT)
+}
+
+/// `sizeof(void *)` on the target: what upstream's ioctl numbers encode.
+const PTR_SIZE: usize = core::mem::size_of::<usize>();
+
+/// `DIAG_IOCSREG`: `_IOWR('*', 0, struct user_reg *)`.
+pub(crate) const DIAG_IOCSREG: u32 = ioc(IOC_READ | IOC_WRITE, DIAG_IOC_MAGIC, 0, PTR_SIZE);
+/// `DIAG_IOCSDEL`: `_IOW('*', 1, char *)`.
+pub(crate) const DIAG_IOCSDEL: u32 = ioc(IOC_WRITE, DIAG_IOC_MAGIC, 1, PTR_SIZE);
+/// `DIAG_IOCSUNREG`: `_IOW('*', 2, struct user_unreg *)`.
+pub(crate) const DIAG_IOCSUNREG: u32 = ioc(IOC_WRITE, DIAG_IOC_MAGIC, 2, PTR_SIZE);
+
+/// The commands `user_events_data` understands.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Command {
+    /// `DIAG_IOCSREG`: register an event and an enable bit.
+    Reg,
+    /// `DIAG_IOCSDEL`: delete an event by name.
+    Del,
+    /// `DIAG_IOCSUNREG`: unregister an enable bit.
+    Unreg,
+}
+
+impl Command {
+    /// Decodes an ioctl number; `None` for anything else (upstream answers `ENOTTY`).
+    pub(crate) fn from_ioctl(cmd: u32) -> Option<Self> {
+        match cmd {
+            DIAG_IOCSREG => Some(Self::Reg),
+            DIAG_IOCSDEL => Some(Self::Del),
+            DIAG_IOCSUNREG => Some(Self::Unreg),
+            _ => None,
+        }
+    }
+}
+
+/// Size of the 4-byte write index that prefixes every `write()`/`writev()` payload.
+pub(crate) const WRITE_INDEX_SIZE: usize = 4;
+
+/// `USER_EVENTS_SYSTEM`: the trace system of single-format events.
+pub(crate) const USER_EVENTS_SYSTEM: &str = "user_events";
+/// `USER_EVENTS_MULTI_SYSTEM`: the trace system of multi-format events.
+pub(crate) const USER_EVENTS_MULTI_SYSTEM: &str = "user_events_multi";
+
+/// Mode of `user_events_data` (`TRACE_MODE_WRITE`).
+pub(crate) const DATA_FILE_MODE: u16 = 0o640;
+/// Mode of `user_events_status` (`TRACE_MODE_READ`).
+pub(crate) const STATUS_FILE_MODE: u16 = 0o440;

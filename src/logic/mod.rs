@@ -1,0 +1,7 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Pure logic of user_events: no `kernel::` imports, only `core`, so every file here is also
+//! compiled and unit-tested on the host (`tools/hosttest`, `cargo test`).
+
+pub(crate) mod abi;
+pub(crate) mod status;

@@ -1,0 +1,92 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! rust_user_events: the Linux `user_events` tracing ABI as a loadable module.
+//!
+//! Layers (Documentation/design.md), top to bottom:
+//!
+//! * tracefs files: [`data_file`] and [`status_file`] glue over the safe [`file_info`] and
+//!   [`group`];
+//! * pure logic in [`logic`], `core` only, unit-tested on the host;
+//! * the kernel interface: module-local [`bindings`], the C shim (`src/shim.c`), the
+//!   [`symbols`] layer for what 7.3 does not export, [`layout`] checks, [`tracefs`] files.
+//!
+//! Load order: layout check, symbols, tracefs pin, refusal if `user_events_data` already
+//! exists, then the two files. Any failure unwinds what was done and fails `insmod`.
+
+use kernel::prelude::*;
+
+mod bindings;
+mod data_file;
+mod file_info;
+mod group;
+mod ksym;
+mod layout;
+mod logic;
+mod status_file;
+mod symbols;
+mod tracefs;
+
+use logic::abi;
+
+module! {
+    type: RustUserEvents,
+    name: "rust_user_events",
+    authors: ["rust-user-events developers"],
+    description: "Linux user_events tracing ABI as a loadable module",
+    license: "GPL",
+}
+
+/// Module state. Fields drop in declaration order: the files go first, so nothing can open
+/// them once the group and the tracefs pin are released.
+struct RustUserEvents {
+    _status: tracefs::RootFile,
+    _data: tracefs::RootFile,
+    _group: group::GroupHandle,
+    _tracefs: tracefs::TracefsPin,
+    _symbols: symbols::Symbols,
+}
+
+impl kernel::Module for RustUserEvents {
+    fn init(_module: &'static ThisModule) -> Result<Self> {
+        layout::check()?;
+        let symbols = symbols::Symbols::resolve()?;
+        let tracefs = tracefs::TracefsPin::new(&symbols.tracefs)?;
+        for name in [c"user_events_data", c"user_events_status"] {
+            if let Err(e) = tracefs.ensure_absent(name) {
+                if e == EEXIST {
+                    pr_err!("tracefs already has '{name}': this kernel provides user_events\n");
+                }
+                return Err(e);
+            }
+        }
+        let group = group::GroupHandle::new(group::Group::new()?);
+        // SAFETY: `FOPS` is a promoted constant ('static). `group` is stored in the module next
+        // to the file and dropped after it; open files pin the module, so they cannot outlive
+        // `group` either.
+        let data = unsafe {
+            tracefs.create_file(
+                c"user_events_data",
+                abi::DATA_FILE_MODE,
+                &data_file::FOPS,
+                group.as_foreign(),
+            )?
+        };
+        // SAFETY: As above.
+        let status = unsafe {
+            tracefs.create_file(
+                c"user_events_status",
+                abi::STATUS_FILE_MODE,
+                &status_file::FOPS,
+                group.as_foreign(),
+            )?
+        };
+        pr_info!("user_events ready\n");
+        Ok(Self {
+            _status: status,
+            _data: data,
+            _group: group,
+            _tracefs: tracefs,
+            _symbols: symbols,
+        })
+    }
+}

@@ -1,0 +1,57 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! FFI glue of `user_events_status`: a single-record `seq_file`, as upstream.
+
+use crate::{bindings, group::Group};
+use core::fmt;
+use kernel::{
+    module::this_module,
+    prelude::*,
+    seq_file::SeqFile,
+    seq_print,
+    sync::Arc,
+    types::ForeignOwnable, //
+};
+
+/// Adapts a `seq_file` to `fmt::Write`, so the pure status text can be written into it.
+struct SeqWriter<'a>(&'a SeqFile);
+
+impl fmt::Write for SeqWriter<'_> {
+    fn write_str(&mut self, s: &str) -> fmt::Result {
+        seq_print!(self.0, "{s}");
+        Ok(())
+    }
+}
+
+/// # Safety
+///
+/// Called by `seq_read` for a file opened by [`open`]: `m->private` is the inode's `i_private`,
+/// a live `Arc<Group>` foreign pointer.
+unsafe extern "C" fn show(m: *mut bindings::seq_file, _v: *mut c_void) -> c_int {
+    // SAFETY: `seq_read` passes a valid seq_file for the duration of the call.
+    let seq = unsafe { SeqFile::from_raw(m) };
+    // SAFETY: `single_open` stored the inode's `i_private`, the module's group handle, which
+    // outlives every open file (see `data_file::open`).
+    let group = unsafe { <Arc<Group> as ForeignOwnable>::borrow((*m).private) };
+    // seq_file detects overflow itself and retries with a larger buffer.
+    let _ = group.show_status(&mut SeqWriter(seq));
+    0
+}
+
+/// # Safety
+///
+/// Called by the VFS for an inode created with [`FOPS`].
+unsafe extern "C" fn open(inode: *mut bindings::inode, file: *mut bindings::file) -> c_int {
+    // SAFETY: `file` is being opened; `i_private` is the group handle (see [`show`]).
+    unsafe { bindings::single_open(file, Some(show), (*inode).i_private) }
+}
+
+/// The `file_operations` of `user_events_status`.
+pub(crate) const FOPS: bindings::file_operations = bindings::file_operations {
+    owner: this_module::<crate::LocalModule>().as_ptr(),
+    open: Some(open),
+    read: Some(bindings::seq_read),
+    llseek: Some(bindings::seq_lseek),
+    release: Some(bindings::single_release),
+    ..pin_init::zeroed()
+};

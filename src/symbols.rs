@@ -1,0 +1,129 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The symbol layer: every piece of kernel data this module uses that 7.3 does not export.
+//!
+//! Only data is resolved (see [`crate::ksym`]). Where upstream calls a non-exported function,
+//! the module does the same work with exported functions plus this data:
+//!
+//! | upstream call        | done here with                                                 |
+//! |----------------------|----------------------------------------------------------------|
+//! | `tracefs_remove`     | `simple_recursive_removal` + `simple_release_fs` on [`Tracefs`] |
+//! | `dyn_event_register` | `list_add_tail` on `dyn_event_ops_list` under its mutex        |
+//! | `dyn_event_add`      | `list_add_tail` on `dyn_event_list` under `event_mutex`        |
+//!
+//! Each symbol is checked for plausibility after resolution, so a wrong lookup fails `insmod`
+//! with a message instead of corrupting memory later.
+
+use crate::{bindings, ksym};
+use core::ptr::NonNull;
+use kernel::prelude::*;
+
+/// tracefs's private mount bookkeeping (`fs/tracefs/inode.c`).
+pub(crate) struct Tracefs {
+    /// `trace_fs_type`, the filesystem type passed to `simple_pin_fs`.
+    pub(crate) fs_type: NonNull<bindings::file_system_type>,
+    /// `tracefs_mount`, the internal mount every tracefs file creation pins.
+    pub(crate) mount: NonNull<*mut bindings::vfsmount>,
+    /// `tracefs_mount_count`, the pin count of `tracefs_mount`.
+    pub(crate) mount_count: NonNull<c_int>,
+}
+
+/// All resolved symbols.
+pub(crate) struct Symbols {
+    /// `event_mutex`: the tracing core's lock around event (un)registration.
+    pub(crate) event_mutex: NonNull<bindings::mutex>,
+    /// `dyn_event_list`: every dynamic event, as listed by `dynamic_events`.
+    pub(crate) dyn_event_list: NonNull<bindings::list_head>,
+    /// `dyn_event_ops_list`: the registered `dyn_event_operations`.
+    pub(crate) dyn_event_ops_list: NonNull<bindings::list_head>,
+    /// `dyn_event_ops_mutex`: protects `dyn_event_ops_list`.
+    pub(crate) dyn_event_ops_mutex: NonNull<bindings::mutex>,
+    /// tracefs's mount bookkeeping.
+    pub(crate) tracefs: Tracefs,
+}
+
+// SAFETY: The pointers name kernel-global objects that live as long as the kernel; the
+// structure itself holds no thread-affine state.
+unsafe impl Send for Symbols {}
+// SAFETY: As above; shared access only reads the pointers.
+unsafe impl Sync for Symbols {}
+
+impl Symbols {
+    /// Resolves and checks every symbol; any failure fails module load.
+    pub(crate) fn resolve() -> Result<Self> {
+        let symbols = Self {
+            event_mutex: ksym::resolve_data(c"event_mutex")?,
+            dyn_event_list: ksym::resolve_data(c"dyn_event_list")?,
+            dyn_event_ops_list: ksym::resolve_data(c"dyn_event_ops_list")?,
+            dyn_event_ops_mutex: ksym::resolve_data(c"dyn_event_ops_mutex")?,
+            tracefs: Tracefs {
+                fs_type: ksym::resolve_data(c"trace_fs_type")?,
+                mount: ksym::resolve_data(c"tracefs_mount")?,
+                mount_count: ksym::resolve_data(c"tracefs_mount_count")?,
+            },
+        };
+        symbols.check()?;
+        Ok(symbols)
+    }
+
+    /// Plausibility checks that only read the resolved objects.
+    fn check(&self) -> Result {
+        // SAFETY: `fs_type` is the address of `trace_fs_type`, a static `file_system_type` whose
+        // `name` points to a string literal for the kernel's lifetime.
+        let name = unsafe { (*self.tracefs.fs_type.as_ptr()).name };
+        // SAFETY: `name` is null or a NUL-terminated string literal (see above).
+        if name.is_null() || unsafe { CStr::from_char_ptr(name) } != c"tracefs" {
+            pr_err!("trace_fs_type does not name tracefs\n");
+            return Err(ENOEXEC);
+        }
+        let checks = [
+            ("dyn_event_list", self.dyn_event_list, self.event_mutex),
+            ("dyn_event_ops_list", self.dyn_event_ops_list, self.dyn_event_ops_mutex),
+        ];
+        for (what, list, lock) in checks {
+            let consistent = {
+                let _guard = KernelMutexGuard::lock(lock);
+                // SAFETY: `list` is the address of a static, initialised `list_head`, and its
+                // writers hold `lock`, which is held here, so `next` is a live node or the head.
+                unsafe {
+                    let head = list.as_ptr();
+                    let next = (*head).next;
+                    !next.is_null() && (*next).prev == head
+                }
+            };
+            if !consistent {
+                pr_err!("{what} is not a list head\n");
+                return Err(ENOEXEC);
+            }
+        }
+        Ok(())
+    }
+}
+
+/// A held kernel mutex that belongs to the tracing core, such as `event_mutex`.
+///
+/// # Invariants
+///
+/// `mutex` points to an initialised kernel `struct mutex` that outlives the guard, and the guard
+/// holds it.
+pub(crate) struct KernelMutexGuard {
+    mutex: NonNull<bindings::mutex>,
+}
+
+impl KernelMutexGuard {
+    /// Locks `mutex`, which must be one of the [`Symbols`] mutexes (static kernel objects).
+    pub(crate) fn lock(mutex: NonNull<bindings::mutex>) -> Self {
+        // SAFETY: Callers pass a resolved static kernel mutex (see [`Symbols`]), which lives for
+        // the kernel's lifetime; this context may sleep (module init or process context).
+        unsafe { bindings::mutex_lock(mutex.as_ptr()) };
+        // INVARIANT: The mutex was just locked.
+        Self { mutex }
+    }
+}
+
+impl Drop for KernelMutexGuard {
+    fn drop(&mut self) {
+        // SAFETY: By the type invariants the mutex is held by this guard.
+        unsafe { bindings::mutex_unlock(self.mutex.as_ptr()) };
+    }
+}

@@ -1,0 +1,33 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The UAPI numbers match upstream's x86_64 values (spec §1.4).
+
+use crate::logic::abi::*;
+
+#[test]
+fn ioctl_numbers_match_upstream_x86_64() {
+    assert_eq!(DIAG_IOCSREG, 0xC008_2A00);
+    assert_eq!(DIAG_IOCSDEL, 0x4008_2A01);
+    assert_eq!(DIAG_IOCSUNREG, 0x4008_2A02);
+}
+
+#[test]
+fn known_commands_decode() {
+    assert_eq!(Command::from_ioctl(0xC008_2A00), Some(Command::Reg));
+    assert_eq!(Command::from_ioctl(0x4008_2A01), Some(Command::Del));
+    assert_eq!(Command::from_ioctl(0x4008_2A02), Some(Command::Unreg));
+}
+
+#[test]
+fn other_commands_are_unknown() {
+    // Same number with the 32-bit pointer size, a neighbour, and zero.
+    for cmd in [0xC004_2A00, 0xC008_2A03, 0x4008_2B01, 0] {
+        assert_eq!(Command::from_ioctl(cmd), None, "{cmd:#x}");
+    }
+}
+
+#[test]
+fn file_modes_match_trace_mode_constants() {
+    assert_eq!(DATA_FILE_MODE, 0o640);
+    assert_eq!(STATUS_FILE_MODE, 0o440);
+}

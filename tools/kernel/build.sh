@@ -1,0 +1,87 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Builds the rust-user-events test kernel from Debian's linux-source-7.3 with
+# LLVM=-19: tinyconfig + tools/kernel/rue.config. The build lives outside the
+# work tree, in $RUE_CACHE (default ~/.cache/rust-user-events), in a directory
+# keyed by the source package version and the fragment's hash, so an unchanged
+# fragment never rebuilds.
+#
+# Usage: build.sh [--print-kdir]
+#   Without arguments: build if needed, then print the build directory (KDIR).
+#   --print-kdir: only print where KDIR is (or would be); build nothing.
+set -euo pipefail
+
+here=$(cd "$(dirname "$0")" && pwd)
+fragment="$here/rue.config"
+cache=${RUE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/rust-user-events}
+tarball=/usr/src/linux-source-7.3.tar.xz
+jobs=${JOBS:-$(nproc)}
+
+log() { printf 'kernel: %s\n' "$*" >&2; }
+
+src_version() {
+	dpkg-query -W -f='${Version}' linux-source-7.3 2>/dev/null || echo unknown
+}
+
+key="$(src_version)-$(sha256sum "$fragment" | cut -c1-16)"
+srcdir="$cache/src/linux-source-7.3-$(src_version)"
+kdir="$cache/kernel-$key"
+
+if [ "${1:-}" = --print-kdir ]; then
+	echo "$kdir"
+	exit 0
+fi
+
+if [ -f "$kdir/.rue-complete" ]; then
+	echo "$kdir"
+	exit 0
+fi
+
+[ -f "$tarball" ] || bash "$here/../setup.sh" >&2
+
+if [ ! -f "$srcdir/.rue-extracted" ]; then
+	log "extracting $tarball"
+	rm -rf "$srcdir"
+	mkdir -p "$cache/src"
+	tmp=$(mktemp -d "$cache/src/.extract.XXXXXX")
+	tar -C "$tmp" -xf "$tarball"
+	mv "$tmp/linux-source-7.3" "$srcdir"
+	rmdir "$tmp"
+	touch "$srcdir/.rue-extracted"
+fi
+
+mkdir -p "$kdir"
+kmake() { make -C "$srcdir" O="$kdir" LLVM=-19 -j"$jobs" "$@"; }
+
+log "configuring $kdir"
+kmake -s tinyconfig >/dev/null
+"$srcdir/scripts/kconfig/merge_config.sh" -m -O "$kdir" "$kdir/.config" "$fragment" >"$kdir/merge.log"
+kmake -s olddefconfig
+
+# Kconfig silently drops values whose dependencies are unmet: refuse that.
+bad=0
+while IFS= read -r line; do
+	case "$line" in
+	CONFIG_*=*) want="$line" ;;
+	"# CONFIG_"*" is not set") want="$line" ;;
+	*) continue ;;
+	esac
+	if ! grep -qxF "$want" "$kdir/.config"; then
+		name=${want#\# }
+		name=${name%%[= ]*}
+		log "config: wanted '$want', got '$(grep -E "^$name=|^# $name is not set" "$kdir/.config" || echo unset)'"
+		bad=1
+	fi
+done <"$fragment"
+[ "$bad" -eq 0 ] || { log "fragment not satisfied"; exit 1; }
+
+log "building (jobs=$jobs)"
+start=$(date +%s)
+kmake all
+# UAPI headers for the selftests (linux/user_events.h): $kdir/usr/include.
+kmake -s headers
+echo $(($(date +%s) - start)) >"$kdir/build-seconds"
+touch "$kdir/.rue-complete"
+log "built in $(cat "$kdir/build-seconds") s"
+echo "$kdir"

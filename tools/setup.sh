@@ -1,0 +1,105 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Installs everything rust-user-events needs on a Debian 12 (bookworm) host:
+# Debian's linux-source-7.3 from trixie-backports (pinned low so nothing else
+# is upgraded from it), the LLVM 19 toolchain, QEMU, a static busybox, the
+# kernel's build dependencies, rust-src and a pinned bindgen-cli.
+#
+# Idempotent: every step first checks whether its result is already there, so
+# a second run does nothing and takes seconds. Runs as root, or through sudo.
+set -euo pipefail
+
+BINDGEN_VERSION=0.73.2
+# The machine image ships qemu-utils from bookworm-backports, which breaks
+# bookworm's own qemu-system 7.2; take qemu-system-x86 from the same backport.
+QEMU_SUITE=bookworm-backports
+
+APT_PACKAGES=(
+	linux-source-7.3
+	clang-19 lld-19 llvm-19 libclang-19-dev
+	busybox-static
+	bc flex bison libelf-dev libssl-dev cpio kmod xz-utils
+	build-essential libc6-dev python3
+)
+
+if [ "$(id -u)" -ne 0 ]; then
+	SUDO=sudo
+else
+	SUDO=
+fi
+
+log() { printf 'setup: %s\n' "$*"; }
+
+# ensure_apt_source SUITE: adds a deb822 source for SUITE; true if it added one.
+ensure_apt_source() {
+	local file="/etc/apt/sources.list.d/rue-$1.sources"
+	[ -f "$file" ] && return 1
+	log "adding apt source $1"
+	printf 'Types: deb\nURIs: http://deb.debian.org/debian\nSuites: %s\nComponents: main\nSigned-By: /usr/share/keyrings/debian-archive-keyring.gpg\n' \
+		"$1" | $SUDO tee "$file" >/dev/null
+	return 0
+}
+
+# ensure_pin: packages come from trixie-backports only when asked for by name.
+ensure_pin() {
+	local file=/etc/apt/preferences.d/rue-trixie-backports
+	[ -f "$file" ] && return 1
+	printf 'Package: *\nPin: release n=trixie-backports\nPin-Priority: 100\n' | $SUDO tee "$file" >/dev/null
+	return 0
+}
+
+missing_packages() {
+	local p
+	for p in "${APT_PACKAGES[@]}"; do
+		dpkg-query -W -f='${Status}\n' "$p" 2>/dev/null | grep -q '^install ok installed$' ||
+			printf '%s\n' "$p"
+	done
+}
+
+need_update=0
+if ensure_apt_source trixie-backports; then need_update=1; fi
+if ensure_apt_source "$QEMU_SUITE"; then need_update=1; fi
+if ensure_pin; then need_update=1; fi
+mapfile -t missing < <(missing_packages)
+qemu_missing=0
+command -v qemu-system-x86_64 >/dev/null 2>&1 || qemu_missing=1
+if [ "${#missing[@]}" -gt 0 ] || [ "$qemu_missing" -eq 1 ]; then
+	need_update=1
+fi
+
+if [ "$need_update" -eq 1 ]; then
+	log "apt-get update"
+	$SUDO apt-get update -qq
+fi
+if [ "${#missing[@]}" -gt 0 ]; then
+	log "installing: ${missing[*]}"
+	pkgs=()
+	for p in "${missing[@]}"; do
+		# linux-source-7.3 only exists in trixie-backports; name the suite for it.
+		if [ "$p" = linux-source-7.3 ]; then
+			pkgs+=("linux-source-7.3/trixie-backports")
+		else
+			pkgs+=("$p")
+		fi
+	done
+	$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${pkgs[@]}"
+fi
+if [ "$qemu_missing" -eq 1 ]; then
+	log "installing qemu-system-x86 from $QEMU_SUITE"
+	$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
+		-t "$QEMU_SUITE" qemu-system-x86
+fi
+
+if ! rustup component list --installed 2>/dev/null | grep -q '^rust-src'; then
+	log "rustup component add rust-src"
+	rustup component add rust-src
+fi
+
+if ! command -v bindgen >/dev/null 2>&1 ||
+	[ "$(bindgen --version 2>/dev/null | awk '{print $2}')" != "$BINDGEN_VERSION" ]; then
+	log "cargo install bindgen-cli $BINDGEN_VERSION"
+	cargo install --locked --quiet bindgen-cli --version "$BINDGEN_VERSION"
+fi
+
+log "ok"

@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Builds every guest test program as a static binary into OUT/bin:
+#   - the project's kselftest-style C tests (tools/testing/selftests/rust_user_events),
+#   - the project's Rust tests (tools/testing/rust),
+#   - the kernel's own user_events selftests, unmodified, from KDIR's source tree.
+# Usage: build-guest.sh KDIR OUT
+set -euo pipefail
+
+top=$(cd "$(dirname "$0")/../.." && pwd)
+kdir=$1
+out=$2
+src=$(readlink -f "$kdir/source" 2>/dev/null || echo "$kdir")
+headers="$kdir/usr/include"
+[ -f "$headers/linux/user_events.h" ] || make -s -C "$kdir" headers >/dev/null
+selftests="$src/tools/testing/selftests"
+mkdir -p "$out/bin"
+
+cflags=(-static -O2 -Wall -D_GNU_SOURCE -isystem "$headers" -I "$selftests")
+
+for c in "$top"/tools/testing/selftests/rust_user_events/*.c; do
+	gcc "${cflags[@]}" -o "$out/bin/$(basename "$c" .c)" "$c" -lpthread
+done
+
+# The kernel's own tests, built as their Makefile does (LDLIBS = -lrt -lpthread -lm).
+for t in ftrace_test dyn_test perf_test abi_test; do
+	gcc "${cflags[@]}" -I "$selftests/user_events" -o "$out/bin/$t" \
+		"$selftests/user_events/$t.c" -lrt -lpthread -lm
+done
+
+target=x86_64-unknown-linux-gnu
+RUSTFLAGS="-C target-feature=+crt-static" cargo build -q --release \
+	--manifest-path "$top/Cargo.toml" -p rue-guest-tests --target "$target" \
+	--target-dir "$top/target/guest"
+find "$top/target/guest/$target/release" -maxdepth 1 -type f -executable \
+	-exec cp {} "$out/bin/" \;

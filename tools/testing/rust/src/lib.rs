@@ -1,0 +1,54 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! A tiny TAP harness for the guest tests: each test is a function returning
+//! `Result<(), String>`; a panic or an `Err` fails it, and the process exits non-zero if any
+//! test failed. No dependencies beyond `std`, so the binaries link statically.
+
+use std::io::Error;
+
+/// One guest test.
+pub struct Test {
+    /// Name printed in the TAP line, e.g. `status_text_of_empty_group`.
+    pub name: &'static str,
+    /// The body.
+    pub run: fn() -> Result<(), String>,
+}
+
+/// Runs `tests`, prints TAP version 13 and exits with 1 if any failed.
+pub fn run(tests: &[Test]) -> ! {
+    println!("TAP version 13");
+    println!("1..{}", tests.len());
+    let mut failed = 0;
+    for (i, t) in tests.iter().enumerate() {
+        let result = std::panic::catch_unwind(t.run).unwrap_or_else(|_| Err("panicked".into()));
+        match result {
+            Ok(()) => println!("ok {} {}", i + 1, t.name),
+            Err(why) => {
+                failed += 1;
+                println!("# {}: {why}", t.name);
+                println!("not ok {} {}", i + 1, t.name);
+            }
+        }
+    }
+    println!("# Totals: pass:{} fail:{failed}", tests.len() - failed);
+    std::process::exit(if failed == 0 { 0 } else { 1 })
+}
+
+/// Checks that a libc-style return value failed with `errno`.
+pub fn expect_errno(what: &str, ret: isize, errno: i32) -> Result<(), String> {
+    let got = Error::last_os_error().raw_os_error().unwrap_or(0);
+    if ret == -1 && got == errno {
+        Ok(())
+    } else {
+        Err(format!("{what}: expected errno {errno}, got ret {ret} errno {got}"))
+    }
+}
+
+/// Checks a condition with a message.
+pub fn ensure(cond: bool, msg: impl Into<String>) -> Result<(), String> {
+    if cond {
+        Ok(())
+    } else {
+        Err(msg.into())
+    }
+}

@@ -1,0 +1,109 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Loading and unloading rust_user_events: refusal to load twice, refusal to
+ * unload while a file is open, and repeated load/unload cycles (the test VM
+ * checks kmemleak afterwards). The module must be loaded when this starts and
+ * is loaded again when it ends. RUE_MODULE names the .ko (default below).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "kselftest_harness.h"
+
+#define DATA_FILE "/sys/kernel/tracing/user_events_data"
+#define STATUS_FILE "/sys/kernel/tracing/user_events_status"
+#define MODULE_NAME "rust_user_events"
+#define LOAD_CYCLES 50
+
+static const char *module_path(void)
+{
+	const char *path = getenv("RUE_MODULE");
+
+	return path ? path : "/rue/rust_user_events.ko";
+}
+
+/* finit_module(2) of @path; returns 0 or -errno. */
+static int load(const char *path)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int ret;
+
+	if (fd < 0)
+		return -errno;
+	ret = syscall(SYS_finit_module, fd, "", 0);
+	ret = ret ? -errno : 0;
+	close(fd);
+	return ret;
+}
+
+/* delete_module(2) without waiting; returns 0 or -errno. */
+static int unload(void)
+{
+	return syscall(SYS_delete_module, MODULE_NAME, O_NONBLOCK) ? -errno : 0;
+}
+
+static int exists(const char *path)
+{
+	struct stat st;
+
+	return stat(path, &st) == 0;
+}
+
+TEST(second_load_is_refused_with_eexist)
+{
+	ASSERT_TRUE(exists(DATA_FILE));
+	EXPECT_EQ(-EEXIST, load(module_path()));
+	EXPECT_TRUE(exists(DATA_FILE));
+}
+
+TEST(unload_is_refused_while_data_file_is_open)
+{
+	int fd = open(DATA_FILE, O_RDWR);
+
+	ASSERT_NE(-1, fd);
+	EXPECT_EQ(-EWOULDBLOCK, unload());
+	EXPECT_TRUE(exists(DATA_FILE));
+	ASSERT_EQ(0, close(fd));
+}
+
+TEST(unload_is_refused_while_status_file_is_open)
+{
+	int fd = open(STATUS_FILE, O_RDONLY);
+
+	ASSERT_NE(-1, fd);
+	EXPECT_EQ(-EWOULDBLOCK, unload());
+	EXPECT_TRUE(exists(STATUS_FILE));
+	ASSERT_EQ(0, close(fd));
+}
+
+TEST(unload_removes_files_and_reload_restores_them)
+{
+	ASSERT_EQ(0, unload());
+	EXPECT_FALSE(exists(DATA_FILE));
+	EXPECT_FALSE(exists(STATUS_FILE));
+	ASSERT_EQ(0, load(module_path()));
+	EXPECT_TRUE(exists(DATA_FILE));
+	EXPECT_TRUE(exists(STATUS_FILE));
+}
+
+TEST(load_unload_cycles)
+{
+	int i;
+
+	for (i = 0; i < LOAD_CYCLES; i++) {
+		int fd;
+
+		ASSERT_EQ(0, unload()) TH_LOG("cycle %d", i);
+		ASSERT_FALSE(exists(DATA_FILE));
+		ASSERT_EQ(0, load(module_path())) TH_LOG("cycle %d", i);
+		fd = open(DATA_FILE, O_RDWR);
+		ASSERT_NE(-1, fd) TH_LOG("cycle %d", i);
+		close(fd);
+	}
+}
+
+TEST_HARNESS_MAIN

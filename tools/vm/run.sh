@@ -1,0 +1,84 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Boots the test kernel under QEMU (TCG) with a busybox initramfs built from
+# scratch, loads rust_user_events.ko, runs a command and powers off. The
+# console log is checked by tools/vmlog: the run fails on any failed test and
+# on any WARNING, BUG, lockdep, RCU, KASAN or kmemleak report.
+#
+# Usage: run.sh --kdir KDIR [options] [-- CMD...]
+#   --module KO     module to load (default: ./rust_user_events.ko)
+#   --no-module     boot without loading the module
+#   --add DIR       copy DIR's contents into the guest's /rue (repeatable);
+#                   /rue/bin is on PATH, so static programs there run by name
+#   --log FILE      console log (default: build/vm/console.log)
+#   --summary FILE  write "passed failed skipped" there
+#   --timeout S     give up after S seconds (default: 1200)
+#   --smp N         CPUs (default: 2)
+#   --kvm           use KVM instead of TCG (it hangs on the project's machines)
+#   CMD             shell command run in the guest (default: none)
+set -euo pipefail
+
+top=$(cd "$(dirname "$0")/../.." && pwd)
+kdir=
+module="$top/rust_user_events.ko"
+load_module=1
+adds=()
+log="$top/build/vm/console.log"
+summary=
+timeout=1200
+smp=2
+accel=(-accel tcg -cpu max)
+
+while [ $# -gt 0 ]; do
+	case "$1" in
+	--kdir) kdir=$2; shift 2 ;;
+	--module) module=$2; shift 2 ;;
+	--no-module) load_module=0; shift ;;
+	--add) adds+=("$2"); shift 2 ;;
+	--log) log=$2; shift 2 ;;
+	--summary) summary=$2; shift 2 ;;
+	--timeout) timeout=$2; shift 2 ;;
+	--smp) smp=$2; shift 2 ;;
+	--kvm) accel=(-enable-kvm -cpu host); shift ;;
+	--) shift; break ;;
+	*) echo "run.sh: unknown option $1" >&2; exit 2 ;;
+	esac
+done
+[ -n "$kdir" ] || { echo "run.sh: --kdir is required" >&2; exit 2; }
+bzimage="$kdir/arch/x86/boot/bzImage"
+[ -f "$bzimage" ] || { echo "run.sh: no $bzimage" >&2; exit 2; }
+
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+root="$work/root"
+mkdir -p "$root"/{bin,sbin,proc,sys,dev,tmp,rue/bin,etc}
+cp /bin/busybox "$root/bin/busybox"
+for applet in $(/bin/busybox --list); do
+	[ -e "$root/bin/$applet" ] || ln -s busybox "$root/bin/$applet"
+done
+install -m 0755 "$top/tools/vm/init" "$root/init"
+install -m 0755 "$top/tools/vm/rue-run" "$root/rue/bin/rue-run"
+if [ "$load_module" -eq 1 ]; then
+	cp "$module" "$root/rue/rust_user_events.ko"
+else
+	touch "$root/rue/no-module"
+fi
+for d in "${adds[@]}"; do
+	cp -a "$d"/. "$root/rue/"
+done
+printf '%s\n' "$*" >"$root/rue/cmd.sh"
+(cd "$root" && find . | cpio -o -H newc --quiet | gzip -1) >"$work/initramfs.cpio.gz"
+
+mkdir -p "$(dirname "$log")"
+start=$(date +%s)
+status=0
+timeout --foreground "$timeout" qemu-system-x86_64 "${accel[@]}" -smp "$smp" -m 2048 \
+	-machine q35 -kernel "$bzimage" -initrd "$work/initramfs.cpio.gz" \
+	-append "console=ttyS0 loglevel=3 panic=-1 rdinit=/init" \
+	-display none -serial file:"$log" -monitor none -no-reboot </dev/null || status=$?
+echo "vm: ran $(($(date +%s) - start)) s (qemu status $status)" >&2
+
+vmlog_args=("$log")
+[ -n "$summary" ] && vmlog_args+=("$summary")
+"$top/tools/vm/vmlog.sh" "${vmlog_args[@]}"
