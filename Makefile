@@ -1,55 +1,56 @@
 # SPDX-License-Identifier: GPL-2.0
 #
-# rust-user-events. `make` builds rust_user_events.ko against KDIR (default: the
-# project's test kernel, built first if missing). `make demo` and `make check`
-# do all setup on a fresh machine. See README.md.
+# rust-user-events. `make` builds rust_user_events.ko against KDIR (default:
+# the project's test kernel, built first if missing), like any out-of-tree
+# module. `make demo` and `make check` do all setup on a fresh machine.
 
 LLVM ?= -19
-RUE_TOOLS := $(CURDIR)/tools
+TOOLS := $(CURDIR)/tools
 
-# KDIR defaults to the cached test kernel (tools/kernel/build.sh).
-ifeq ($(origin KDIR),undefined)
-KDIR := $(shell $(RUE_TOOLS)/kernel/build.sh --print-kdir)
-RUE_OWN_KERNEL := 1
+# The kernel tree to build against. Unless KDIR is given, the cached test
+# kernel: tools/kernel/build.sh builds it if needed and prints its path. It is
+# evaluated inside recipes, after setup has installed the kernel source.
+ifdef KDIR
+kdir = $(KDIR)
+else
+kdir = $$(bash $(TOOLS)/kernel/build.sh)
 endif
 
-.PHONY: all modules setup kernel clippy clean check host-test demo conformance vm
+.PHONY: all modules setup kernel clippy host-test check demo conformance vm clean
 
 all: modules
 
 setup:
-	@bash $(RUE_TOOLS)/setup.sh
+	@bash $(TOOLS)/setup.sh
 
-ifdef RUE_OWN_KERNEL
 kernel: setup
-	@bash $(RUE_TOOLS)/kernel/build.sh >/dev/null
-else
-kernel:
-	@test -f $(KDIR)/Module.symvers || { echo "KDIR=$(KDIR) is not a built kernel tree" >&2; exit 1; }
-endif
+	@k=$(kdir) && test -f "$$k/Module.symvers" || \
+		{ echo "KDIR=$$k is not a built kernel tree" >&2; exit 1; }
 
 modules: kernel
-	$(MAKE) -C $(KDIR) M=$(CURDIR) LLVM=$(LLVM) modules
+	@$(MAKE) -C "$(kdir)" M=$(CURDIR) LLVM=$(LLVM) modules
 
 clippy: kernel
-	$(MAKE) -C $(KDIR) M=$(CURDIR) LLVM=$(LLVM) CLIPPY=1 modules
+	@$(MAKE) -C "$(kdir)" M=$(CURDIR) LLVM=$(LLVM) CLIPPY=1 modules
 
 host-test: setup
-	cargo test --workspace --offline -q 2>/dev/null || cargo test --workspace -q
+	cargo test --workspace
 
 check: modules
-	@bash $(RUE_TOOLS)/check.sh "$(KDIR)"
+	@bash $(TOOLS)/check.sh "$(kdir)"
 
 demo: modules
-	@bash $(RUE_TOOLS)/demo.sh "$(KDIR)"
+	@bash $(TOOLS)/demo.sh "$(kdir)"
 
 conformance: modules
-	@bash $(RUE_TOOLS)/conformance.sh "$(KDIR)"
+	@bash $(TOOLS)/conformance.sh "$(kdir)"
 
-# Boot the test VM with the module loaded and run CMD (see README.md).
+# Boot the test VM with the module loaded, add EXTRA (a directory of static
+# programs) to the guest's /rue, and run CMD there. See README.md.
 vm: modules
-	@bash $(RUE_TOOLS)/vm/run.sh --kdir "$(KDIR)" $(if $(EXTRA),--extra "$(EXTRA)") -- $(CMD)
+	@bash $(TOOLS)/vm/run.sh --kdir "$(kdir)" $(if $(EXTRA),--add "$(EXTRA)") -- $(CMD)
 
 clean:
-	$(MAKE) -C $(KDIR) M=$(CURDIR) LLVM=$(LLVM) clean
+	@$(MAKE) -C "$(kdir)" M=$(CURDIR) LLVM=$(LLVM) clean
 	cargo clean
+	rm -rf build

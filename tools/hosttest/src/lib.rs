@@ -15,4 +15,18 @@ mod logic;
 #[cfg(test)]
 mod abi_tests;
 #[cfg(test)]
+mod fuzz_tests;
+#[cfg(test)]
+mod grammar_tests;
+#[cfg(test)]
+mod matching_tests;
+#[cfg(test)]
+mod print_fmt_tests;
+#[cfg(test)]
+mod show_tests;
+#[cfg(test)]
 mod status_tests;
+#[cfg(test)]
+mod trace_output_tests;
+#[cfg(test)]
+mod validate_tests;
