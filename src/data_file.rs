@@ -72,8 +72,7 @@ unsafe fn info<'a>(file: *mut bindings::file) -> &'a FileInfo {
 unsafe extern "C" fn unlocked_ioctl(file: *mut bindings::file, cmd: c_uint, arg: c_ulong) -> c_long {
     // SAFETY: Called by the VFS for an open file of ours.
     let info = unsafe { info(file) };
-    // CAST: `unsigned long` and `usize` have the same width in the kernel.
-    match info.ioctl(cmd, arg as usize) {
+    match info.ioctl(cmd, arg) {
         // CAST: Ioctl results fit in `long`.
         Ok(n) => n as c_long,
         Err(e) => e.to_errno() as c_long,

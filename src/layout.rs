@@ -70,7 +70,7 @@ pub(crate) fn check() -> Result {
     for (c, rust) in c_facts.iter().zip(rust_facts.iter()) {
         // SAFETY: Every `what` in `rue_layout_c` is a string literal.
         let c_what = unsafe { CStr::from_char_ptr(c.what) };
-        if c_what != rust.what || c.value as usize != rust.value {
+        if c_what != rust.what || c.value != rust.value {
             pr_err!(
                 "layout: C {c_what:?} = {}, Rust {:?} = {}\n",
                 c.value,

@@ -8,7 +8,7 @@
 //! exported libfs helpers; only tracefs's mount bookkeeping comes from the symbol layer.
 
 use crate::{bindings, symbols::Tracefs};
-use core::ptr::NonNull;
+use core::ptr::{null_mut, NonNull};
 use kernel::{error::from_err_ptr, prelude::*};
 
 /// A pin on tracefs's internal mount, held for the module's lifetime.
