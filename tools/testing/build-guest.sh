@@ -17,7 +17,7 @@ headers="$kdir/usr/include"
 selftests="$src/tools/testing/selftests"
 mkdir -p "$out/bin"
 
-cflags=(-static -O2 -Wall -D_GNU_SOURCE -isystem "$headers" -I "$selftests")
+cflags=(-static -O2 -Wall -isystem "$headers" -I "$selftests")
 
 for c in "$top"/tools/testing/selftests/rust_user_events/*.c; do
 	gcc "${cflags[@]}" -o "$out/bin/$(basename "$c" .c)" "$c" -lpthread

@@ -59,6 +59,9 @@ const REPORT_PATTERNS: &[&str] = &[
     "soft lockup",
 ];
 
+/// The kernel-log line that marks the end of boot: reports before it are boot reports.
+const INIT_STARTED: &str = "Run /init as init process";
+
 /// kmemleak lines that are normal, not reports.
 const BENIGN_PATTERNS: &[&str] = &["kmemleak: Kernel memory leak detector initialized"];
 
@@ -102,8 +105,12 @@ fn parse_tap(line: &str) -> Option<(String, Outcome)> {
 pub struct Report {
     /// Test results in log order.
     pub results: Vec<TestResult>,
-    /// Lines printed by the guest outside any marker, for diagnostics.
+    /// Kernel-log report lines from the run (from `/init` on).
     pub kernel_reports: Vec<String>,
+    /// Kernel-log report lines from early boot, before `/init` ran: a kernel or emulator
+    /// problem that no test or module code can have caused, but one that disables lock
+    /// debugging for the rest of the run, so the run cannot be trusted either.
+    pub boot_reports: Vec<String>,
 }
 
 impl Report {
@@ -192,7 +199,15 @@ pub fn read_log(log: &str) -> Report {
     if let Some((name, _)) = program {
         report.results.push(fail(&name, "did not finish (VM stopped while it ran)"));
     }
-    report.kernel_reports = kernel_reports(&dmesg);
+    let init_at = dmesg.iter().position(|l| l.contains(INIT_STARTED)).unwrap_or(0);
+    report.boot_reports = kernel_reports(&dmesg[..init_at]);
+    report.kernel_reports = kernel_reports(&dmesg[init_at..]);
+    if !report.boot_reports.is_empty() {
+        report.results.push(fail(
+            "vm: kernel booted without a report before /init",
+            format!("{} report line(s)", report.boot_reports.len()),
+        ));
+    }
     if !finished || !dmesg_seen {
         report.results.push(fail("vm: finished and collected the kernel log", "no end marker"));
     } else if report.kernel_reports.is_empty() {

@@ -2,7 +2,8 @@
 
 //! `rue-vmlog LOG [SUMMARY]`: prints the results found in a test VM console log, then
 //! `N passed, N failed` (skips listed and counted apart). Writes `passed failed skipped` to
-//! SUMMARY if given. Exits 1 if anything failed.
+//! SUMMARY if given. Exits 1 if anything failed, 3 if the only failure is a kernel report
+//! during boot (before `/init`), which tools/vm/run.sh answers with one more boot.
 
 use rue_vmlog::{read_log, Outcome};
 use std::process::ExitCode;
@@ -29,6 +30,12 @@ fn main() -> ExitCode {
             Outcome::Skip(why) => println!("SKIP {} ({why})", r.name),
         }
     }
+    if !report.boot_reports.is_empty() {
+        println!("kernel log reports during boot, before /init:");
+        for line in &report.boot_reports {
+            println!("  {line}");
+        }
+    }
     if !report.kernel_reports.is_empty() {
         println!("kernel log reports:");
         for line in &report.kernel_reports {
@@ -43,8 +50,11 @@ fn main() -> ExitCode {
         }
     }
     println!("vm: {passed} passed, {failed} failed, {skipped} skipped");
+    let boot_only = failed == 1 && !report.boot_reports.is_empty();
     if failed == 0 {
         ExitCode::SUCCESS
+    } else if boot_only {
+        ExitCode::from(3)
     } else {
         ExitCode::FAILURE
     }

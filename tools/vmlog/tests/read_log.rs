@@ -83,3 +83,20 @@ fn nested_kselftest_lines_are_not_results() {
     );
     assert_eq!(read_log(&log).totals(), (2, 0, 0));
 }
+
+#[test]
+fn report_during_boot_is_kept_apart_and_fails() {
+    let dmesg = "RUE-DMESG-BEGIN\n[ 0.009] BUG: KASAN: wild-memory-access in do_raw_spin_lock\n[ 45.8] Run /init as init process\nRUE-DMESG-END\nRUE-VM-DONE\n";
+    let r = read_log(&log_with("RUE-PROG-BEGIN t\nok 1 a\nRUE-PROG-END t 0\n", dmesg));
+    assert_eq!(r.boot_reports.len(), 1);
+    assert!(r.kernel_reports.is_empty());
+    assert_eq!(r.totals(), (2, 1, 0));
+}
+
+#[test]
+fn report_after_init_is_a_run_report() {
+    let dmesg = "RUE-DMESG-BEGIN\n[ 45.8] Run /init as init process\n[ 50.0] WARNING: at foo\nRUE-DMESG-END\nRUE-VM-DONE\n";
+    let r = read_log(&log_with("RUE-PROG-BEGIN t\nok 1 a\nRUE-PROG-END t 0\n", dmesg));
+    assert!(r.boot_reports.is_empty());
+    assert_eq!(r.kernel_reports.len(), 1);
+}
