@@ -52,11 +52,14 @@ impl kernel::Module for RustUserEvents {
         let symbols = symbols::Symbols::resolve()?;
         let tracefs = tracefs::TracefsPin::new(&symbols.tracefs)?;
         for name in [c"user_events_data", c"user_events_status"] {
-            if let Err(e) = tracefs.ensure_absent(name) {
-                if e == EEXIST {
+            match tracefs.ensure_absent(name) {
+                // The module loader reserves EEXIST for "a module of this name is loaded" and
+                // turns an init's EEXIST into EBUSY; say EBUSY ourselves.
+                Err(e) if e == EEXIST => {
                     pr_err!("tracefs already has '{name}': this kernel provides user_events\n");
+                    return Err(EBUSY);
                 }
-                return Err(e);
+                result => result?,
             }
         }
         let group = group::GroupHandle::new(group::Group::new()?);

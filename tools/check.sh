@@ -28,7 +28,7 @@ fi
 echo "host: $(($(date +%s) - start)) s"
 
 echo "== guest: building test programs"
-if ! bash "$top/tools/testing/build-guest.sh" "$kdir" "$build/guest"; then
+if ! bash "$top/tools/testing/build-guest.sh" "$kdir" "$build/guest" "$top/rust_user_events.ko"; then
 	echo "FAIL guest: test programs did not build"
 	echo "check: $passed passed, $((failed + 1)) failed, $skipped skipped"
 	exit 1

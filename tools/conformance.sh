@@ -13,7 +13,7 @@ kdir=$1
 build="$top/build/conformance"
 rm -rf "$build"
 mkdir -p "$build"
-bash "$top/tools/testing/build-guest.sh" "$kdir" "$build/guest" || exit 1
+bash "$top/tools/testing/build-guest.sh" "$kdir" "$build/guest" "$top/rust_user_events.ko" || exit 1
 {
 	for t in ftrace_test dyn_test perf_test abi_test; do
 		echo "rue-run upstream-$t $t"

@@ -5,12 +5,14 @@
 #   - the project's kselftest-style C tests (tools/testing/selftests/rust_user_events),
 #   - the project's Rust tests (tools/testing/rust),
 #   - the kernel's own user_events selftests, unmodified, from KDIR's source tree.
-# Usage: build-guest.sh KDIR OUT
+#   - rust_user_twin00.ko: MODULE renamed, a second provider for module_test.
+# Usage: build-guest.sh KDIR OUT MODULE
 set -euo pipefail
 
 top=$(cd "$(dirname "$0")/../.." && pwd)
 kdir=$1
 out=$2
+module=$3
 src=$(readlink -f "$kdir/source" 2>/dev/null || echo "$kdir")
 headers="$kdir/usr/include"
 [ -f "$headers/linux/user_events.h" ] || make -s -C "$kdir" headers >/dev/null
@@ -35,3 +37,6 @@ RUSTFLAGS="-C target-feature=+crt-static" cargo build -q --release \
 	--target-dir "$top/target/guest"
 find "$top/target/guest/$target/release" -maxdepth 1 -type f -executable \
 	-exec cp {} "$out/bin/" \;
+
+# Same length, so every string table stays valid; nothing else refers to the name.
+perl -pe 's/rust_user_events/rust_user_twin00/g' "$module" >"$out/rust_user_twin00.ko"

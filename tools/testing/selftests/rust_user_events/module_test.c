@@ -4,10 +4,17 @@
  * unload while a file is open, and repeated load/unload cycles (the test VM
  * checks kmemleak afterwards). The module must be loaded when this starts and
  * is loaded again when it ends. RUE_MODULE names the .ko (default below).
+ *
+ * RUE_TWIN names a copy of the module renamed rust_user_twin00
+ * (tools/testing/build-guest.sh): to the kernel it is a second, different
+ * provider of user_events, which must be refused (EBUSY) because the tracefs
+ * files already exist.
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -24,6 +31,30 @@ static const char *module_path(void)
 	const char *path = getenv("RUE_MODULE");
 
 	return path ? path : "/rue/rust_user_events.ko";
+}
+
+static const char *twin_path(void)
+{
+	const char *path = getenv("RUE_TWIN");
+
+	return path ? path : "/rue/rust_user_twin00.ko";
+}
+
+/* Is a module called @name in /proc/modules? */
+static int module_listed(const char *name)
+{
+	char line[256];
+	size_t len = strlen(name);
+	FILE *f = fopen("/proc/modules", "r");
+	int found = 0;
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (!strncmp(line, name, len) && line[len] == ' ')
+			found = 1;
+	fclose(f);
+	return found;
 }
 
 /* finit_module(2) of @path; returns 0 or -errno. */
@@ -58,6 +89,21 @@ TEST(second_load_is_refused_with_eexist)
 	ASSERT_TRUE(exists(DATA_FILE));
 	EXPECT_EQ(-EEXIST, load(module_path()));
 	EXPECT_TRUE(exists(DATA_FILE));
+}
+
+/* The loader reserves EEXIST for a module of the same name, hence EBUSY. */
+TEST(another_provider_is_refused_with_ebusy)
+{
+	int fd;
+
+	ASSERT_TRUE(exists(DATA_FILE));
+	EXPECT_EQ(-EBUSY, load(twin_path()));
+	EXPECT_EQ(0, module_listed("rust_user_twin00"));
+	EXPECT_EQ(1, module_listed(MODULE_NAME));
+	fd = open(DATA_FILE, O_RDWR);
+	ASSERT_NE(-1, fd);
+	close(fd);
+	EXPECT_TRUE(exists(STATUS_FILE));
 }
 
 TEST(unload_is_refused_while_data_file_is_open)
