@@ -7,8 +7,21 @@
 #ifndef RUE_SHIM_H
 #define RUE_SHIM_H
 
+#include <linux/cred.h>
 #include <linux/dcache.h>
 #include <linux/types.h>
+
+struct iov_iter;
+struct mm_struct;
+struct page;
+struct task_struct;
+struct trace_event_file;
+struct tracepoint;
+struct tracepoint_func;
+struct work_struct;
+struct workqueue_struct;
+struct mutex;
+struct trace_seq;
 
 /* One `offsetof`/`sizeof` fact as C computes it; see src/layout.rs. */
 struct rue_layout_entry {
@@ -23,5 +36,62 @@ extern const unsigned int rue_layout_c_len;
 
 /* lookup_noperm_positive_unlocked() of @name under @dir (QSTR is a macro). */
 struct dentry *rue_lookup_positive(struct dentry *dir, const char *name);
+
+/* trace_trigger_soft_disabled(): the ftrace file is soft-disabled or triggered. */
+bool rue_trace_trigger_soft_disabled(struct trace_event_file *file);
+/* The tracing core's read side for tracepoint probes: guard(srcu_fast_notrace). */
+void *rue_tracepoint_read_lock(void);
+void rue_tracepoint_read_unlock(void *cookie);
+/* rcu_dereference_raw(tp->funcs), under rue_tracepoint_read_lock() or event_mutex. */
+struct tracepoint_func *rue_tracepoint_funcs(struct tracepoint *tp);
+/* static_key_enabled(&tp->key): some probe is attached. */
+bool rue_tracepoint_enabled(struct tracepoint *tp);
+/* tracepoint_synchronize_unregister(). */
+void rue_tracepoint_synchronize_unregister(void);
+
+void rue_preempt_disable(void);
+void rue_preempt_enable(void);
+/* smp_processor_id(): call with preemption disabled. nr_cpu_ids. */
+unsigned int rue_smp_processor_id(void);
+unsigned int rue_nr_cpu_ids(void);
+/* copy_from_iter_nocache() with page faults disabled; returns bytes copied. */
+size_t rue_copy_nofault(void *dst, size_t bytes, struct iov_iter *from);
+
+/* copy_struct_from_user(), access_ok(), perfmon_capable(). */
+int rue_copy_struct_from_user(void *dst, size_t ksize, const void __user *src, size_t usize);
+bool rue_access_ok(const void __user *ptr, size_t size);
+bool rue_perfmon_capable(void);
+
+/* Override current's creds with a copy whose fsuid is root; NULL on ENOMEM. */
+const struct cred *rue_override_fsuid_root(void);
+/* Undo rue_override_fsuid_root() given what it returned. */
+void rue_revert_creds(const struct cred *old);
+
+/* current->mm with mmgrab(), or NULL for a kernel thread. */
+struct mm_struct *rue_current_mm_grab(void);
+/* task->mm (no reference): for comparison only. */
+struct mm_struct *rue_task_mm(struct task_struct *task);
+/* task_tgid_nr(current) and task_tgid_nr(task). */
+pid_t rue_current_tgid(void);
+pid_t rue_task_tgid(struct task_struct *task);
+/* mmdrop(), mmget_not_zero(), mmap_read_lock()/unlock(). */
+void rue_mmdrop(struct mm_struct *mm);
+bool rue_mmget_not_zero(struct mm_struct *mm);
+void rue_mmap_read_lock(struct mm_struct *mm);
+void rue_mmap_read_unlock(struct mm_struct *mm);
+/* set_bit()/clear_bit() of @bit in the long at @offset of a pinned @page (kmap_local). */
+void rue_page_change_bit(struct page *page, unsigned long offset, unsigned int bit, bool set);
+
+/* iov_iter_count(); trace_handle_return(). */
+size_t rue_iov_iter_count(const struct iov_iter *iter);
+enum print_line_t rue_trace_handle_return(struct trace_seq *s);
+
+/* lockdep_assert_held(): warns (lockdep) if @lock is not held. */
+void rue_lockdep_assert_held(struct mutex *lock);
+
+/* INIT_WORK(), alloc_workqueue() and queue_work(). */
+void rue_init_work(struct work_struct *work, void (*func)(struct work_struct *));
+struct workqueue_struct *rue_alloc_workqueue(const char *name);
+bool rue_queue_work(struct workqueue_struct *wq, struct work_struct *work);
 
 #endif /* RUE_SHIM_H */

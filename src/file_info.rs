@@ -1,46 +1,247 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! What one open `user_events_data` file holds and does (upstream `user_event_file_info`).
+//! What one open `user_events_data` file holds and does (upstream `user_event_file_info`):
+//! its dense array of registered events (the write indexes) and the three ioctls.
 
 use crate::{
+    bindings, enabler,
+    event::UserEvent,
+    event_mutex::Held,
     group::Group,
-    logic::abi::{self, Command},
+    logic::{abi::Command, enable},
+    write,
 };
-use kernel::{iov::IovIterSource, prelude::*, sync::Arc};
+use core::{
+    ptr::{null_mut, NonNull},
+    sync::atomic::{AtomicPtr, Ordering},
+};
+use kernel::{
+    error::from_err_ptr,
+    iov::IovIterSource,
+    prelude::*,
+    sync::{rcu, Arc},
+    uaccess::{UserPtr, UserSlice},
+};
+
+/// `offsetofend(struct user_reg, write_index)`.
+const USER_REG_SIZE: usize = 28;
+/// `offsetofend(struct user_unreg, disable_addr)`.
+const USER_UNREG_SIZE: usize = 16;
+/// `MAX_EVENT_DESC`: `strndup_user` limit, NUL included.
+const MAX_EVENT_DESC: c_long = 512;
+/// Flags upstream accepts (`USER_EVENT_REG_MAX - 1`).
+const REG_FLAGS_VALID: u16 = 0x3;
+
+/// The events a file registered, by write index; each holds a reference.
+struct Refs {
+    events: KVec<NonNull<UserEvent>>,
+}
 
 /// State of one open `user_events_data` file.
 pub(crate) struct FileInfo {
-    /// The group this file registers into.
-    #[expect(dead_code, reason = "events are registered into the group by issue 3")]
     group: Arc<Group>,
+    /// RCU-published [`Refs`]: replaced under `reg_mutex`, read by the write path.
+    refs: AtomicPtr<Refs>,
+}
+
+// SAFETY: `refs` is only replaced under `reg_mutex` and read under RCU; events are `Sync`.
+unsafe impl Send for FileInfo {}
+// SAFETY: As above.
+unsafe impl Sync for FileInfo {}
+
+/// Copies a NUL-terminated user string of at most 511 bytes (`strndup_user(…, 512)`).
+fn strndup_user(addr: u64) -> Result<KVec<u8>> {
+    // SAFETY: `strndup_user` validates the user pointer itself.
+    let p = from_err_ptr(unsafe { bindings::strndup_user(addr as usize as *const c_char, MAX_EVENT_DESC) })?;
+    // SAFETY: On success `p` is a kmalloc'd NUL-terminated string.
+    let bytes = unsafe { CStr::from_char_ptr(p) }.to_bytes();
+    let copy = KVec::from_elem(0u8, 0, GFP_KERNEL).and_then(|mut v| {
+        v.extend_from_slice(bytes, GFP_KERNEL)?;
+        Ok(v)
+    });
+    // SAFETY: `p` came from `strndup_user` and is not used after this.
+    unsafe { bindings::kfree(p.cast()) };
+    Ok(copy?)
+}
+
+/// `copy_struct_from_user()` of a `size`-byte user struct into `dst`.
+fn copy_struct(dst: &mut [u8], src: usize, size: usize) -> Result {
+    // SAFETY: `dst` is writable for its length; the helper checks the user range and the tail.
+    kernel::error::to_result(unsafe {
+        bindings::rue_copy_struct_from_user(dst.as_mut_ptr().cast(), dst.len(), src as *const c_void, size)
+    })
+}
+
+/// Reads the leading `u32 size` of a user struct and checks it against `min`.
+fn struct_size(arg: usize, min: usize) -> Result<usize> {
+    let mut size = [0u8; 4];
+    UserSlice::new(UserPtr::from_addr(arg), 4)
+        .reader()
+        .read_slice(&mut size)
+        .map_err(|_| EFAULT)?;
+    let size = u32::from_ne_bytes(size) as usize;
+    if size > bindings::PAGE_SIZE {
+        return Err(E2BIG);
+    }
+    if size < min {
+        return Err(EINVAL);
+    }
+    Ok(size)
+}
+
+fn u64_at(b: &[u8], at: usize) -> u64 {
+    let mut w = [0u8; 8];
+    w.copy_from_slice(&b[at..at + 8]);
+    u64::from_ne_bytes(w)
 }
 
 impl FileInfo {
     /// State for a newly opened file.
     pub(crate) fn new(group: Arc<Group>) -> Self {
-        Self { group }
+        Self {
+            group,
+            refs: AtomicPtr::new(null_mut()),
+        }
     }
 
     /// `ioctl(2)`: unknown commands get `ENOTTY`, as upstream.
-    pub(crate) fn ioctl(&self, cmd: u32, _arg: usize) -> Result<isize> {
+    pub(crate) fn ioctl(&self, cmd: u32, arg: usize) -> Result<isize> {
         match Command::from_ioctl(cmd) {
-            // The foundation answers every command like an unknown one until the events layer
-            // implements them; see Documentation/design.md.
-            Some(Command::Reg | Command::Del | Command::Unreg) | None => Err(ENOTTY),
+            Some(Command::Reg) => self.reg(arg).map(|()| 0),
+            Some(Command::Del) => self.del(arg).map(|()| 0),
+            Some(Command::Unreg) => self.unreg(arg).map(|()| 0),
+            None => Err(ENOTTY),
         }
+    }
+
+    /// `DIAG_IOCSREG` (upstream `user_events_ioctl_reg`), checks in upstream's order.
+    fn reg(&self, arg: usize) -> Result {
+        let size = struct_size(arg, USER_REG_SIZE)?;
+        let mut kreg = [0u8; USER_REG_SIZE];
+        copy_struct(&mut kreg, arg, size)?;
+        let enable_bit = kreg[4];
+        let enable_size = kreg[5];
+        let flags = u16::from_ne_bytes([kreg[6], kreg[7]]);
+        let enable_addr = u64_at(&kreg, 8);
+        let name_args = u64_at(&kreg, 16);
+        if flags & !REG_FLAGS_VALID != 0 {
+            return Err(EINVAL);
+        }
+        enable::check_enable(enable_size, enable_addr, enable_bit).map_err(|()| EINVAL)?;
+        // SAFETY: Only checks the range against the user address limit.
+        if !unsafe { bindings::rue_access_ok(enable_addr as usize as *const c_void, enable_size.into()) } {
+            return Err(EFAULT);
+        }
+        let owner = enabler::Owner::current();
+        if enabler::exists(&mut Held::lock(), owner, enable_addr, enable_bit) {
+            return Err(EADDRINUSE);
+        }
+        let name = strndup_user(name_args)?;
+        // Upstream accepts any bytes in a name; this module needs UTF-8 (deviations.md).
+        let name = core::str::from_utf8(&name).map_err(|_| EINVAL)?;
+
+        let _reg = self.group.reg_mutex.lock();
+        let event = self.group.find_or_create(name, flags)?;
+        let index = self.add_ref(event);
+        // SAFETY: `find_or_create` returned a reference, dropped here (the file holds its own).
+        unsafe { event.as_ref() }.put();
+        let index = index?;
+        enabler::create(&mut Held::lock(), event, enable_addr, enable_bit)?;
+        // A failure to report the index is ignored, as upstream.
+        let _ = UserSlice::new(UserPtr::from_addr(arg + 24), 4)
+            .writer()
+            .write_slice(&(index as u32).to_ne_bytes());
+        Ok(())
+    }
+
+    /// Adds `event` to the file's indexes, or finds it there (upstream `user_events_ref_add`).
+    ///
+    /// Called under `reg_mutex`. Takes a reference for a new entry.
+    fn add_ref(&self, event: NonNull<UserEvent>) -> Result<usize> {
+        let old = self.refs.load(Ordering::Acquire);
+        let old_events: &[NonNull<UserEvent>] = if old.is_null() {
+            &[]
+        } else {
+            // SAFETY: Writers hold `reg_mutex` (as the caller does), so `old` cannot be freed now.
+            unsafe { &(*old).events }
+        };
+        if let Some(i) = old_events.iter().position(|e| *e == event) {
+            return Ok(i);
+        }
+        let mut events = KVec::with_capacity(old_events.len() + 1, GFP_KERNEL)?;
+        events.extend_from_slice(old_events, GFP_KERNEL)?;
+        events.push(event, GFP_KERNEL)?;
+        let new = KBox::new(Refs { events }, GFP_KERNEL)?;
+        // SAFETY: The caller holds a reference on `event`.
+        unsafe { event.as_ref() }.get();
+        self.refs.store(KBox::into_raw(new), Ordering::Release);
+        if !old.is_null() {
+            // Writers may still read the old array under RCU.
+            rcu::synchronize_rcu();
+            // SAFETY: `old` came from `KBox::into_raw`, is unpublished and no reader remains.
+            drop(unsafe { KBox::from_raw(old) });
+        }
+        Ok(old_events.len())
+    }
+
+    /// `DIAG_IOCSDEL` (upstream `user_events_ioctl_del`).
+    fn del(&self, arg: usize) -> Result {
+        let name = strndup_user(arg as u64)?;
+        let name = core::str::from_utf8(&name).map_err(|_| ENOENT)?;
+        let _reg = self.group.reg_mutex.lock();
+        self.group.delete(name)
+    }
+
+    /// `DIAG_IOCSUNREG` (upstream `user_events_ioctl_unreg`).
+    fn unreg(&self, arg: usize) -> Result {
+        let size = struct_size(arg, USER_UNREG_SIZE)?;
+        let mut kunreg = [0u8; USER_UNREG_SIZE];
+        // The copy's error comes first (upstream checks the reserved bytes first, quirk Q3).
+        copy_struct(&mut kunreg, arg, size)?;
+        let disable_bit = kunreg[4];
+        if kunreg[5] != 0 || kunreg[6] != 0 || kunreg[7] != 0 {
+            return Err(EINVAL);
+        }
+        let disable_addr = u64_at(&kunreg, 8);
+        let _reg = self.group.reg_mutex.lock();
+        enabler::unregister(&mut Held::lock(), enabler::Owner::current(), disable_addr, disable_bit)
     }
 
     /// `write(2)`/`writev(2)`: `[s32 write_index][payload]` (upstream `user_events_write_core`).
     ///
-    /// Until events can be registered every valid index is unknown, so this ends in `ENOENT`.
+    /// Returns the full length, index included.
     pub(crate) fn write(&self, iov: &mut IovIterSource<'_>) -> Result<usize> {
-        let mut index = [0u8; abi::WRITE_INDEX_SIZE];
-        if iov.copy_from_iter(&mut index) != index.len() {
-            return Err(EFAULT);
-        }
-        if i32::from_ne_bytes(index) < 0 {
-            return Err(EINVAL);
-        }
-        Err(ENOENT)
+        let total = iov.len();
+        let index = write::read_index(iov)?;
+        let event = {
+            let _rcu = rcu::read_lock();
+            let refs = self.refs.load(Ordering::Acquire);
+            if refs.is_null() {
+                return Err(ENOENT);
+            }
+            // SAFETY: Under RCU the published array stays allocated (see `add_ref`).
+            unsafe { (&*refs).events.get(index).copied() }.ok_or(ENOENT)?
+        };
+        // SAFETY: The file holds a reference on every event in its array, and the VFS keeps the
+        // file alive during the write, so `event` stays registered.
+        unsafe { write::write_event(event.as_ref(), iov)? };
+        Ok(total)
     }
 }
+
+impl Drop for FileInfo {
+    fn drop(&mut self) {
+        let _reg = self.group.reg_mutex.lock();
+        let refs = self.refs.swap(null_mut(), Ordering::AcqRel);
+        if refs.is_null() {
+            return;
+        }
+        // SAFETY: The file is being released: no writer can run on it any more.
+        let refs = unsafe { KBox::from_raw(refs) };
+        for event in refs.events.iter() {
+            // SAFETY: The array held one reference per entry.
+            unsafe { event.as_ref() }.put();
+        }
+    }
+}
+

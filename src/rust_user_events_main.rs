@@ -17,14 +17,22 @@ use kernel::prelude::*;
 
 mod bindings;
 mod data_file;
+mod deferred;
+mod enabler;
+mod event;
+mod event_mutex;
 mod file_info;
 mod group;
+mod kbuf;
 mod ksym;
 mod layout;
+mod lifecycle;
 mod logic;
+mod probes;
 mod status_file;
 mod symbols;
 mod tracefs;
+mod write;
 
 use logic::abi;
 
@@ -36,11 +44,21 @@ module! {
     license: "GPL",
 }
 
+/// This module, as the kernel's `struct module`.
+pub(crate) fn module_ptr() -> *mut kernel::bindings::module {
+    kernel::module::this_module::<LocalModule>().as_ptr()
+}
+
 /// Module state. Fields drop in declaration order: the files go first, so nothing can open
-/// them once the group and the tracefs pin are released.
+/// them; then the exit/exec probes are detached and the deferred work drained, and only then
+/// is the shared state freed. No event can exist at this point: each one pins the module.
 struct RustUserEvents {
     _status: tracefs::RootFile,
     _data: tracefs::RootFile,
+    _probes: lifecycle::ProcessProbes,
+    _wq: deferred::Workqueue,
+    _state: group::StateOwner,
+    _bounce: write::BounceBuffers,
     _group: group::GroupHandle,
     _tracefs: tracefs::TracefsPin,
     _symbols: symbols::Symbols,
@@ -50,6 +68,7 @@ impl kernel::Module for RustUserEvents {
     fn init(_module: &'static ThisModule) -> Result<Self> {
         layout::check()?;
         let symbols = symbols::Symbols::resolve()?;
+        event_mutex::init(symbols.event_mutex);
         let tracefs = tracefs::TracefsPin::new(&symbols.tracefs)?;
         for name in [c"user_events_data", c"user_events_status"] {
             match tracefs.ensure_absent(name) {
@@ -62,6 +81,10 @@ impl kernel::Module for RustUserEvents {
                 result => result?,
             }
         }
+        let bounce = write::BounceBuffers::new()?;
+        let state = group::StateOwner;
+        let wq = deferred::Workqueue::new()?;
+        let probes = lifecycle::ProcessProbes::new()?;
         let group = group::GroupHandle::new(group::Group::new()?);
         // SAFETY: `FOPS` is a promoted constant ('static). `group` is stored in the module next
         // to the file and dropped after it; open files pin the module, so they cannot outlive
@@ -87,6 +110,10 @@ impl kernel::Module for RustUserEvents {
         Ok(Self {
             _status: status,
             _data: data,
+            _probes: probes,
+            _wq: wq,
+            _state: state,
+            _bounce: bounce,
             _group: group,
             _tracefs: tracefs,
             _symbols: symbols,

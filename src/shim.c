@@ -2,13 +2,22 @@
 /*
  * C shim of rust_user_events (see include/rue_shim.h).
  */
+#include <linux/capability.h>
+#include <linux/cred.h>
 #include <linux/fs.h>
+#include <linux/highmem.h>
+#include <linux/mm.h>
 #include <linux/mount.h>
 #include <linux/namei.h>
+#include <linux/percpu.h>
+#include <linux/sched/mm.h>
 #include <linux/seq_file.h>
 #include <linux/stddef.h>
+#include <linux/trace_events.h>
 #include <linux/tracepoint.h>
+#include <linux/uaccess.h>
 #include <linux/uio.h>
+#include <linux/workqueue.h>
 
 #include "rue_shim.h"
 
@@ -37,4 +46,181 @@ const unsigned int rue_layout_c_len = ARRAY_SIZE(rue_layout_c);
 struct dentry *rue_lookup_positive(struct dentry *dir, const char *name)
 {
 	return lookup_noperm_positive_unlocked(&QSTR(name), dir);
+}
+
+bool rue_trace_trigger_soft_disabled(struct trace_event_file *file)
+{
+	return trace_trigger_soft_disabled(file);
+}
+
+void *rue_tracepoint_read_lock(void)
+{
+	return (void __force *)srcu_read_lock_fast_notrace(&tracepoint_srcu);
+}
+
+void rue_tracepoint_read_unlock(void *cookie)
+{
+	srcu_read_unlock_fast_notrace(&tracepoint_srcu, (struct srcu_ctr __percpu __force *)cookie);
+}
+
+struct tracepoint_func *rue_tracepoint_funcs(struct tracepoint *tp)
+{
+	return rcu_dereference_raw(tp->funcs);
+}
+
+bool rue_tracepoint_enabled(struct tracepoint *tp)
+{
+	return static_key_enabled(&tp->key);
+}
+
+void rue_tracepoint_synchronize_unregister(void)
+{
+	tracepoint_synchronize_unregister();
+}
+
+void rue_preempt_disable(void)
+{
+	preempt_disable_notrace();
+}
+
+void rue_preempt_enable(void)
+{
+	preempt_enable_notrace();
+}
+
+unsigned int rue_smp_processor_id(void)
+{
+	return smp_processor_id();
+}
+
+unsigned int rue_nr_cpu_ids(void)
+{
+	return nr_cpu_ids;
+}
+
+size_t rue_copy_nofault(void *dst, size_t bytes, struct iov_iter *from)
+{
+	size_t copied;
+
+	pagefault_disable();
+	copied = copy_from_iter_nocache(dst, bytes, from);
+	pagefault_enable();
+	return copied;
+}
+
+int rue_copy_struct_from_user(void *dst, size_t ksize, const void __user *src, size_t usize)
+{
+	return copy_struct_from_user(dst, ksize, src, usize);
+}
+
+bool rue_access_ok(const void __user *ptr, size_t size)
+{
+	return access_ok(ptr, size);
+}
+
+bool rue_perfmon_capable(void)
+{
+	return perfmon_capable();
+}
+
+const struct cred *rue_override_fsuid_root(void)
+{
+	struct cred *cred = prepare_creds();
+	const struct cred *old;
+
+	if (!cred)
+		return NULL;
+	cred->fsuid = GLOBAL_ROOT_UID;
+	old = override_creds(cred);
+	return old;
+}
+
+void rue_revert_creds(const struct cred *old)
+{
+	put_cred(revert_creds(old));
+}
+
+struct mm_struct *rue_current_mm_grab(void)
+{
+	struct mm_struct *mm = current->mm;
+
+	if (mm)
+		mmgrab(mm);
+	return mm;
+}
+
+struct mm_struct *rue_task_mm(struct task_struct *task)
+{
+	return READ_ONCE(task->mm);
+}
+
+pid_t rue_current_tgid(void)
+{
+	return task_tgid_nr(current);
+}
+
+pid_t rue_task_tgid(struct task_struct *task)
+{
+	return task_tgid_nr(task);
+}
+
+void rue_mmdrop(struct mm_struct *mm)
+{
+	mmdrop(mm);
+}
+
+bool rue_mmget_not_zero(struct mm_struct *mm)
+{
+	return mmget_not_zero(mm);
+}
+
+void rue_mmap_read_lock(struct mm_struct *mm)
+{
+	mmap_read_lock(mm);
+}
+
+void rue_mmap_read_unlock(struct mm_struct *mm)
+{
+	mmap_read_unlock(mm);
+}
+
+void rue_page_change_bit(struct page *page, unsigned long offset, unsigned int bit, bool set)
+{
+	unsigned long *word = kmap_local_page(page) + offset;
+
+	if (set)
+		set_bit(bit, word);
+	else
+		clear_bit(bit, word);
+	kunmap_local(word);
+}
+
+size_t rue_iov_iter_count(const struct iov_iter *iter)
+{
+	return iov_iter_count(iter);
+}
+
+enum print_line_t rue_trace_handle_return(struct trace_seq *s)
+{
+	return trace_handle_return(s);
+}
+
+void rue_lockdep_assert_held(struct mutex *lock)
+{
+	lockdep_assert_held(lock);
+}
+
+void rue_init_work(struct work_struct *work, void (*func)(struct work_struct *))
+{
+	INIT_WORK(work, func);
+}
+
+struct workqueue_struct *rue_alloc_workqueue(const char *name)
+{
+	return alloc_workqueue("%s", WQ_UNBOUND, 0, name);
+}
+
+bool rue_queue_work(struct workqueue_struct *wq, struct work_struct *work)
+{
+	return queue_work(wq, work);
 }

@@ -4,16 +4,13 @@
 //! compiled and unit-tested on the host (`tools/hosttest`, `cargo test`).
 
 pub(crate) mod abi;
-#[cfg_attr(not(test), expect(dead_code, reason = "used by the event glue (issue 3)"))]
+pub(crate) mod enable;
 pub(crate) mod grammar;
-#[cfg_attr(not(test), expect(dead_code, reason = "used by the event glue (issue 3)"))]
+pub(crate) mod jhash;
 pub(crate) mod matching;
-#[cfg_attr(not(test), expect(dead_code, reason = "used by the event glue (issue 3)"))]
 pub(crate) mod print_fmt;
-#[cfg_attr(not(test), expect(dead_code, reason = "used by the event glue (issue 3)"))]
+#[cfg_attr(not(test), expect(dead_code, reason = "used by the dynamic_events glue (issue 6)"))]
 pub(crate) mod show;
 pub(crate) mod status;
-#[cfg_attr(not(test), expect(dead_code, reason = "used by the event glue (issue 3)"))]
 pub(crate) mod trace_output;
-#[cfg_attr(not(test), expect(dead_code, reason = "used by the event glue (issue 3)"))]
 pub(crate) mod validate;

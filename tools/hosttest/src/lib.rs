@@ -15,6 +15,10 @@ mod logic;
 #[cfg(test)]
 mod abi_tests;
 #[cfg(test)]
+mod enable_tests;
+#[cfg(test)]
+mod jhash_tests;
+#[cfg(test)]
 mod fuzz_tests;
 #[cfg(test)]
 mod grammar_tests;

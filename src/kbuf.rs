@@ -1,0 +1,43 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! A growable byte buffer that pure logic can write text into (`core::fmt::Write`).
+
+use core::fmt;
+use kernel::prelude::*;
+
+/// Bytes written through `fmt::Write`; an allocation failure surfaces as `fmt::Error`.
+pub(crate) struct KBuf {
+    bytes: KVec<u8>,
+}
+
+impl KBuf {
+    /// An empty buffer.
+    pub(crate) fn new() -> Self {
+        Self { bytes: KVec::new() }
+    }
+
+    /// Runs `write` into a new buffer and returns it NUL-terminated; `ENOMEM` on failure.
+    pub(crate) fn c_string(write: impl FnOnce(&mut Self) -> fmt::Result) -> Result<KVec<u8>> {
+        let mut buf = Self::new();
+        write(&mut buf).map_err(|_| ENOMEM)?;
+        buf.bytes.push(0, GFP_KERNEL)?;
+        Ok(buf.bytes)
+    }
+
+    /// Appends raw bytes.
+    pub(crate) fn push_bytes(&mut self, bytes: &[u8]) -> Result {
+        self.bytes.extend_from_slice(bytes, GFP_KERNEL)?;
+        Ok(())
+    }
+
+    /// The bytes written so far.
+    pub(crate) fn into_vec(self) -> KVec<u8> {
+        self.bytes
+    }
+}
+
+impl fmt::Write for KBuf {
+    fn write_str(&mut self, s: &str) -> fmt::Result {
+        self.push_bytes(s.as_bytes()).map_err(|_| fmt::Error)
+    }
+}

@@ -1,0 +1,214 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The callbacks the tracing core calls on a user event: `class->reg` (a consumer attaches or
+//! detaches), the ftrace probe (a write reaches an enabled ftrace file) and the `trace` text.
+//!
+//! Probe signature, as upstream (`user_event_func_t`): `(event, iter, tpdata, faulted)`. The
+//! write path ([`crate::write`]) calls every probe on the event's tracepoint with a kernel
+//! iterator over a payload it already copied and validated, so probes never fault.
+
+use crate::{
+    bindings,
+    enabler,
+    event::UserEvent,
+    event_mutex::Held,
+    logic::trace_output::{self, TraceSeq},
+};
+use core::fmt;
+use kernel::prelude::*;
+
+/// `EVENT_STATUS_FTRACE`.
+pub(crate) const STATUS_FTRACE: u8 = 1 << 0;
+/// `EVENT_STATUS_PERF`.
+pub(crate) const STATUS_PERF: u8 = 1 << 1;
+/// `EVENT_STATUS_OTHER`.
+pub(crate) const STATUS_OTHER: u8 = 1 << 7;
+
+/// A probe attached to a user event's tracepoint.
+pub(crate) type ProbeFn =
+    unsafe extern "C" fn(*mut UserEvent, *mut bindings::iov_iter, *mut c_void, *mut bool);
+
+/// Recomputes who consumes `event` and rewrites its enablers (`update_enable_bit_for`).
+fn update_enable_bit_for(held: &mut Held, event: &UserEvent) {
+    let tp = event.tracepoint();
+    let mut status = 0;
+    // SAFETY: `tp` is the event's registered tracepoint.
+    if unsafe { bindings::rue_tracepoint_enabled(tp) } {
+        // SAFETY: The tracing core's read side for tracepoint probe arrays.
+        let cookie = unsafe { bindings::rue_tracepoint_read_lock() };
+        // SAFETY: Under the read lock, `funcs` is null or a NULL-terminated live array.
+        let mut func = unsafe { bindings::rue_tracepoint_funcs(tp) };
+        while !func.is_null() {
+            // SAFETY: `func` points into the live array (see above).
+            let f = unsafe { (*func).func };
+            if f.is_null() {
+                break;
+            }
+            status |= if f == ftrace_probe as *mut c_void {
+                STATUS_FTRACE
+            } else {
+                STATUS_OTHER
+            };
+            // SAFETY: The array continues until its NULL terminator.
+            func = unsafe { func.add(1) };
+        }
+        // SAFETY: Pairs with the lock above.
+        unsafe { bindings::rue_tracepoint_read_unlock(cookie) };
+    }
+    event.set_status(held, status);
+    enabler::update_for(held, event);
+}
+
+/// `class->reg` (upstream `user_event_reg`), called by the tracing core with `event_mutex`
+/// held when ftrace enables or disables the event, and when perf opens or closes it.
+///
+/// # Safety
+///
+/// Called by the tracing core with a `call` of a registered [`UserEvent`].
+pub(crate) unsafe extern "C" fn user_event_reg(
+    call: *mut bindings::trace_event_call,
+    ty: bindings::trace_reg,
+    data: *mut c_void,
+) -> c_int {
+    // SAFETY: The core passes the call it registered.
+    if unsafe { (*call).data }.is_null() {
+        return ENOENT.to_errno();
+    }
+    // SAFETY: `call` belongs to a registered event (safety requirements).
+    let event = unsafe { UserEvent::from_call(call) };
+    // SAFETY: The core holds `event_mutex` around `class->reg`.
+    let mut held = unsafe { Held::assume_held() };
+    let tp = event.tracepoint();
+    match ty {
+        bindings::trace_reg_TRACE_REG_REGISTER => {
+            // SAFETY: `tp` is the event's tracepoint; `data` is the ftrace file, passed back to
+            // the probe as `tpdata`.
+            let ret = unsafe { bindings::tracepoint_probe_register(tp, ftrace_probe as *mut c_void, data) };
+            if ret != 0 {
+                return ret;
+            }
+            event.get();
+            update_enable_bit_for(&mut held, event);
+            0
+        }
+        bindings::trace_reg_TRACE_REG_UNREGISTER => {
+            // SAFETY: Undoes the registration above.
+            unsafe { bindings::tracepoint_probe_unregister(tp, ftrace_probe as *mut c_void, data) };
+            update_enable_bit_for(&mut held, event);
+            event.put_locked(&mut held);
+            0
+        }
+        // perf consumers arrive with the perf issue; until then perf_event_open fails cleanly.
+        bindings::trace_reg_TRACE_REG_PERF_REGISTER => EOPNOTSUPP.to_errno(),
+        _ => 0,
+    }
+}
+
+/// The ftrace probe (upstream `user_event_ftrace`): records the payload into the ring buffer
+/// of the ftrace instance `tpdata` stands for.
+///
+/// # Safety
+///
+/// Called by [`crate::write`] under the tracepoint read lock with preemption disabled, with a
+/// kernel iterator over an already validated payload, and `tpdata` as registered by
+/// [`user_event_reg`] (a `trace_event_file`).
+pub(crate) unsafe extern "C" fn ftrace_probe(
+    _event: *mut UserEvent,
+    iter: *mut bindings::iov_iter,
+    tpdata: *mut c_void,
+    _faulted: *mut bool,
+) {
+    let file = tpdata.cast::<bindings::trace_event_file>();
+    if file.is_null() {
+        return;
+    }
+    // SAFETY: `file` is the live ftrace file the probe was registered with.
+    let flags = unsafe { (*file).flags };
+    if flags & bindings::EVENT_FILE_FL_ENABLED as c_ulong == 0
+        // SAFETY: As above.
+        || unsafe { bindings::rue_trace_trigger_soft_disabled(file) }
+    {
+        return;
+    }
+    // SAFETY: The caller passes a valid iterator.
+    let count = unsafe { bindings::rue_iov_iter_count(iter) };
+    let mut fbuf = bindings::trace_event_buffer::default();
+    // SAFETY: `file` is live; `fbuf` is writable; the size includes the 8-byte header.
+    let entry = unsafe { bindings::trace_event_buffer_reserve(&mut fbuf, file, 8 + count) };
+    if entry.is_null() {
+        return;
+    }
+    // SAFETY: `entry` has room for `8 + count` bytes. The iterator is a kernel iterator over
+    // `count` validated bytes, so the copy is complete and cannot fault: nothing is ever
+    // discarded (the discard helper is not exported), and `faulted` is never set.
+    unsafe { bindings::_copy_from_iter(entry.cast::<u8>().add(8).cast(), count, iter) };
+    // SAFETY: Reserved above and filled.
+    unsafe { bindings::trace_event_buffer_commit(&mut fbuf) };
+}
+
+/// `trace_seq` as the pure trace-output code's [`TraceSeq`].
+struct Seq(*mut bindings::trace_seq);
+
+impl fmt::Write for Seq {
+    fn write_str(&mut self, s: &str) -> fmt::Result {
+        self.put_bytes(s.as_bytes())
+    }
+}
+
+impl TraceSeq for Seq {
+    fn put_bytes(&mut self, bytes: &[u8]) -> fmt::Result {
+        let len = c_uint::try_from(bytes.len()).map_err(|_| fmt::Error)?;
+        // SAFETY: `self.0` is the iterator's live `trace_seq`; `bytes` is readable.
+        unsafe { bindings::trace_seq_putmem(self.0, bytes.as_ptr().cast(), len) };
+        Ok(())
+    }
+
+    fn put_symbol(&mut self, addr: u64) -> fmt::Result {
+        // SAFETY: `%pS` with one pointer-sized argument, as the format requires.
+        unsafe { bindings::trace_seq_printf(self.0, c"%pS".as_char_ptr(), addr as usize as *const c_void) };
+        Ok(())
+    }
+
+    fn adjust_address(&self, addr: u64) -> u64 {
+        // `trace_adjust_address()` is not exported; it only changes addresses read back from a
+        // previous boot's persistent buffer.
+        addr
+    }
+
+    fn text_base(&self) -> u64 {
+        0
+    }
+}
+
+/// `event.funcs->trace`: the `trace` file's text for one record (upstream
+/// `user_event_print_trace` → `print_event_fields`).
+///
+/// # Safety
+///
+/// Called by the tracing core with an iterator positioned on a record of a user event.
+pub(crate) unsafe extern "C" fn print_trace(
+    iter: *mut bindings::trace_iterator,
+    _flags: c_int,
+    event: *mut bindings::trace_event,
+) -> bindings::print_line_t {
+    // SAFETY: `event` is the `event` field of a registered call (container_of).
+    let call = unsafe {
+        event
+            .byte_sub(core::mem::offset_of!(bindings::trace_event_call, event))
+            .cast::<bindings::trace_event_call>()
+    };
+    // SAFETY: The record belongs to this call, which stays registered while it is printed.
+    let ev = unsafe { UserEvent::from_call(call) };
+    // SAFETY: The core passes a valid iterator whose `ent` holds `ent_size` bytes.
+    let (seq, record) = unsafe {
+        let it = &mut *iter;
+        (
+            &raw mut it.seq,
+            core::slice::from_raw_parts(it.ent.cast::<u8>(), it.ent_size as usize),
+        )
+    };
+    let mut out = Seq(seq);
+    let _ = trace_output::write_trace_line(&mut out, ev.tp_name(), ev.fields(), record);
+    // SAFETY: `seq` is the iterator's live trace_seq.
+    unsafe { bindings::rue_trace_handle_return(seq) }
+}

@@ -1,0 +1,180 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The write path (upstream `user_events_write_core`): `[s32 write_index][payload]` becomes one
+//! record for every consumer attached to the event.
+//!
+//! It takes no lock and allocates nothing. The file's index array is read under RCU; the
+//! payload is copied once, with page faults disabled, into a per-CPU bounce buffer and
+//! validated there, so a bad payload is refused before any consumer sees it and no record is
+//! ever left half-written (upstream copies into each consumer's buffer and discards on a
+//! fault). The probes then run under the tracing core's tracepoint read lock.
+
+use crate::{
+    bindings,
+    event::UserEvent,
+    logic::{abi, validate},
+    probes::ProbeFn,
+};
+use core::{
+    ptr::null_mut,
+    sync::atomic::{AtomicPtr, AtomicU64, AtomicUsize, Ordering},
+};
+use kernel::{iov::IovIterSource, prelude::*};
+
+/// Size of `struct trace_entry`, which heads every record.
+const HEADER: usize = 8;
+
+/// The largest payload recorded: perf's `PERF_MAX_TRACE_SIZE` (8192) less the header. Larger
+/// writes succeed but record nothing, as upstream's consumers silently drop them too.
+pub(crate) const MAX_PAYLOAD: usize = 8192 - HEADER;
+
+/// Bytes of bounce buffer per CPU.
+const BOUNCE_SIZE: usize = HEADER + MAX_PAYLOAD;
+
+/// The per-CPU bounce buffers, `nr_cpu_ids * BOUNCE_SIZE` bytes, set up at module load.
+static BOUNCE: AtomicPtr<u8> = AtomicPtr::new(null_mut());
+static BOUNCE_CPUS: AtomicUsize = AtomicUsize::new(0);
+
+/// Writes dropped because the payload exceeded [`MAX_PAYLOAD`].
+pub(crate) static DROPPED_TOO_LARGE: AtomicU64 = AtomicU64::new(0);
+
+/// Owns the bounce buffers; freed on drop (module unload, after every file is closed).
+pub(crate) struct BounceBuffers {
+    buf: KVVec<u8>,
+}
+
+impl BounceBuffers {
+    /// Allocates one buffer per possible CPU and publishes them to the write path.
+    pub(crate) fn new() -> Result<Self> {
+        // SAFETY: No preconditions.
+        let cpus = unsafe { bindings::rue_nr_cpu_ids() } as usize;
+        let len = cpus.checked_mul(BOUNCE_SIZE).ok_or(ENOMEM)?;
+        let mut buf = KVVec::with_capacity(len, GFP_KERNEL)?;
+        buf.resize(len, 0, GFP_KERNEL)?;
+        BOUNCE_CPUS.store(cpus, Ordering::Relaxed);
+        BOUNCE.store(buf.as_mut_ptr(), Ordering::Release);
+        Ok(Self { buf })
+    }
+}
+
+impl Drop for BounceBuffers {
+    fn drop(&mut self) {
+        BOUNCE.store(null_mut(), Ordering::Release);
+        let _ = &self.buf;
+    }
+}
+
+/// Writes one event: `iter` holds the payload after the index.
+///
+/// # Safety
+///
+/// `event` must stay registered for the call (the caller's file holds a reference), and
+/// `iter` must be a valid source iterator.
+pub(crate) unsafe fn write_event(event: &UserEvent, iov: &mut IovIterSource<'_>) -> Result {
+    let payload = iov.len();
+    if payload < event.min_size as usize {
+        return Err(EINVAL);
+    }
+    let tp = event.tracepoint();
+    // SAFETY: `tp` is the registered event's tracepoint.
+    if !unsafe { bindings::rue_tracepoint_enabled(tp) } {
+        return Err(EBADF);
+    }
+    let iter = iov.as_raw();
+    // Probes copy with page faults disabled: fault the payload in first, as upstream.
+    // SAFETY: `iter` is a valid source iterator.
+    if unsafe { bindings::fault_in_iov_iter_readable(iter, payload) } != 0 {
+        return Err(EFAULT);
+    }
+    if payload > MAX_PAYLOAD {
+        DROPPED_TOO_LARGE.fetch_add(1, Ordering::Relaxed);
+        return Ok(());
+    }
+    // SAFETY: Balanced by `rue_preempt_enable` below on every path: this CPU's bounce buffer
+    // is ours until then (writes never run in interrupt context).
+    unsafe { bindings::rue_preempt_disable() };
+    // SAFETY: Preemption is disabled (above) and the iterator is valid.
+    let result = unsafe { copy_validate_dispatch(event, iter, payload) };
+    // SAFETY: Pairs with the disable above.
+    unsafe { bindings::rue_preempt_enable() };
+    result
+}
+
+/// # Safety
+///
+/// Preemption disabled; `iter` valid with `payload` bytes; `event` registered.
+unsafe fn copy_validate_dispatch(event: &UserEvent, iter: *mut bindings::iov_iter, payload: usize) -> Result {
+    let base = BOUNCE.load(Ordering::Acquire);
+    // SAFETY: No preconditions beyond disabled preemption.
+    let cpu = unsafe { bindings::rue_smp_processor_id() } as usize;
+    if base.is_null() || cpu >= BOUNCE_CPUS.load(Ordering::Relaxed) {
+        return Err(EFAULT);
+    }
+    // SAFETY: `base` holds `BOUNCE_CPUS * BOUNCE_SIZE` bytes, this CPU's slice is in range and
+    // used by nobody else while preemption is disabled.
+    let record = unsafe { core::slice::from_raw_parts_mut(base.add(cpu * BOUNCE_SIZE), HEADER + payload) };
+    record[..HEADER].fill(0);
+    // SAFETY: `record[HEADER..]` has room for `payload` bytes; `iter` is valid.
+    let copied = unsafe { bindings::rue_copy_nofault(record[HEADER..].as_mut_ptr().cast(), payload, iter) };
+    if copied != payload {
+        return Err(EFAULT);
+    }
+    if !event.validators().is_empty()
+        && validate::validate(record, event.validators().iter().copied()).is_err()
+    {
+        return Err(EFAULT);
+    }
+    let data = record[HEADER..].as_mut_ptr();
+    let tp = event.tracepoint();
+    // SAFETY: The tracing core's read side for probe arrays.
+    let cookie = unsafe { bindings::rue_tracepoint_read_lock() };
+    // SAFETY: Under the read lock `funcs` is null or a live NULL-terminated array.
+    let mut func = unsafe { bindings::rue_tracepoint_funcs(tp) };
+    let mut faulted = false;
+    while !func.is_null() {
+        // SAFETY: `func` points into the live array.
+        let (f, probe_data) = unsafe { ((*func).func, (*func).data) };
+        if f.is_null() {
+            break;
+        }
+        let kvec = bindings::kvec {
+            iov_base: data.cast(),
+            iov_len: payload,
+        };
+        let mut it = core::mem::MaybeUninit::<bindings::iov_iter>::uninit();
+        // SAFETY: `it` is writable storage; `kvec` describes `payload` readable bytes that
+        // outlive the probe call.
+        unsafe { bindings::iov_iter_kvec(it.as_mut_ptr(), bindings::ITER_SOURCE, &kvec, 1, payload) };
+        // SAFETY: Every probe on a user event's tracepoint has upstream's `user_event_func_t`
+        // signature: the tracepoint is private to this module and probes are attached through
+        // its `reg` callback (or by code following upstream's documented contract).
+        let probe = unsafe { core::mem::transmute::<*mut c_void, ProbeFn>(f) };
+        // SAFETY: Arguments as the probe contract requires; `it` is initialised above.
+        unsafe {
+            probe(
+                core::ptr::from_ref(event).cast_mut(),
+                it.as_mut_ptr(),
+                probe_data,
+                &mut faulted,
+            )
+        };
+        // SAFETY: The array continues until its NULL terminator.
+        func = unsafe { func.add(1) };
+    }
+    // SAFETY: Pairs with the lock above.
+    unsafe { bindings::rue_tracepoint_read_unlock(cookie) };
+    if faulted {
+        Err(EFAULT)
+    } else {
+        Ok(())
+    }
+}
+
+/// Reads and checks the 4-byte write index.
+pub(crate) fn read_index(iov: &mut IovIterSource<'_>) -> Result<usize> {
+    let mut index = [0u8; abi::WRITE_INDEX_SIZE];
+    if iov.copy_from_iter(&mut index) != index.len() {
+        return Err(EFAULT);
+    }
+    usize::try_from(i32::from_ne_bytes(index)).map_err(|_| EINVAL)
+}
