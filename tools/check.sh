@@ -38,6 +38,8 @@ fi
 	for t in files_test rue_files_rs module_test; do
 		echo "rue-run $t $t"
 	done
+	# A failed module_test may leave the module unloaded; later programs need it.
+	echo "grep -q '^rust_user_events ' /proc/modules || insmod /rue/rust_user_events.ko" 
 	grep -Ev '^#|^$' "$top/tools/testing/upstream-pass.txt" | while read -r prog test; do
 		echo "rue-run 'upstream $prog' $prog -t $test"
 	done

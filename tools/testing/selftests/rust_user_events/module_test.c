@@ -136,7 +136,12 @@ TEST(unload_removes_files_and_reload_restores_them)
 	EXPECT_TRUE(exists(STATUS_FILE));
 }
 
-TEST(load_unload_cycles)
+/* Each cycle waits for RCU and tracepoint grace periods: allow minutes under TCG. */
+FIXTURE(cycles) {};
+FIXTURE_SETUP(cycles) {}
+FIXTURE_TEARDOWN(cycles) {}
+
+TEST_F_TIMEOUT(cycles, load_unload_cycles, 600)
 {
 	int i;
 
