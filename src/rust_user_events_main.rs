@@ -31,6 +31,7 @@ mod logic;
 mod probes;
 mod status_file;
 mod symbols;
+mod sysctl;
 mod tracefs;
 mod write;
 
@@ -55,6 +56,7 @@ pub(crate) fn module_ptr() -> *mut kernel::bindings::module {
 struct RustUserEvents {
     _status: tracefs::RootFile,
     _data: tracefs::RootFile,
+    _sysctl: sysctl::Sysctl,
     _probes: lifecycle::ProcessProbes,
     _wq: deferred::Workqueue,
     _state: group::StateOwner,
@@ -85,6 +87,7 @@ impl kernel::Module for RustUserEvents {
         let state = group::StateOwner;
         let wq = deferred::Workqueue::new()?;
         let probes = lifecycle::ProcessProbes::new()?;
+        let sysctl = sysctl::Sysctl::new()?;
         let group = group::GroupHandle::new(group::Group::new()?);
         // SAFETY: `FOPS` is a promoted constant ('static). `group` is stored in the module next
         // to the file and dropped after it; open files pin the module, so they cannot outlive
@@ -110,6 +113,7 @@ impl kernel::Module for RustUserEvents {
         Ok(Self {
             _status: status,
             _data: data,
+            _sysctl: sysctl,
             _probes: probes,
             _wq: wq,
             _state: state,

@@ -1,0 +1,400 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Events: registration errnos (spec §1.5, §1.10), write indexes, the format,
+ * trace and status texts, multi-format naming, persistence, auto-delete,
+ * kernel.user_events_max, UNREG, 8-byte enable words and the write path's
+ * errnos. Every event here is named __rue_*, so nothing clashes with the
+ * upstream selftests.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <glob.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/uio.h>
+#include <unistd.h>
+#include <linux/user_events.h>
+
+#include "kselftest_harness.h"
+
+#define TRACEFS "/sys/kernel/tracing/"
+#define DATA_FILE TRACEFS "user_events_data"
+#define STATUS_FILE TRACEFS "user_events_status"
+#define MAX_FILE "/proc/sys/kernel/user_events_max"
+
+static int reg_event(int fd, const char *name_args, void *addr, int size, int bit,
+		     int flags, __u32 *index)
+{
+	struct user_reg reg = {
+		.size = sizeof(reg),
+		.enable_bit = bit,
+		.enable_size = size,
+		.flags = flags,
+		.enable_addr = (__u64)(uintptr_t)addr,
+		.name_args = (__u64)(uintptr_t)name_args,
+	};
+	int ret = ioctl(fd, DIAG_IOCSREG, &reg);
+
+	if (!ret && index)
+		*index = reg.write_index;
+	return ret ? -errno : 0;
+}
+
+static int unreg_event(int fd, void *addr, int bit)
+{
+	struct user_unreg unreg = {
+		.size = sizeof(unreg),
+		.disable_bit = bit,
+		.disable_addr = (__u64)(uintptr_t)addr,
+	};
+
+	return ioctl(fd, DIAG_IOCSUNREG, &unreg) ? -errno : 0;
+}
+
+static int del_event(int fd, const char *name)
+{
+	return ioctl(fd, DIAG_IOCSDEL, name) ? -errno : 0;
+}
+
+static int write_file(const char *path, const char *text)
+{
+	int fd = open(path, O_WRONLY | O_TRUNC);
+	int ret;
+
+	if (fd < 0)
+		return -errno;
+	ret = write(fd, text, strlen(text)) == (ssize_t)strlen(text) ? 0 : -errno;
+	close(fd);
+	return ret;
+}
+
+/* Reads a whole (small) file into buf; returns its length or -errno. */
+static int read_file(const char *path, char *buf, size_t len)
+{
+	int fd = open(path, O_RDONLY);
+	ssize_t n, total = 0;
+
+	if (fd < 0)
+		return -errno;
+	while ((n = read(fd, buf + total, len - 1 - total)) > 0)
+		total += n;
+	buf[total] = '\0';
+	close(fd);
+	return total;
+}
+
+static int exists(const char *path)
+{
+	struct stat st;
+
+	return stat(path, &st) == 0;
+}
+
+/* Auto-delete is asynchronous, as upstream: wait up to 1 s for @path to go. */
+static int gone_within_1s(const char *path)
+{
+	int i;
+
+	for (i = 0; i < 1000; i++) {
+		if (!exists(path))
+			return 1;
+		usleep(1000);
+	}
+	return 0;
+}
+
+FIXTURE(ev) {
+	int fd;
+	__u32 check;
+	__u64 check64;
+};
+
+FIXTURE_SETUP(ev)
+{
+	self->fd = open(DATA_FILE, O_RDWR);
+	ASSERT_NE(-1, self->fd);
+	self->check = 0;
+	self->check64 = 0;
+}
+
+FIXTURE_TEARDOWN(ev)
+{
+	close(self->fd);
+}
+
+TEST_F(ev, reg_struct_errnos)
+{
+	struct user_reg reg = {};
+	char big[4096 + 64] = {};
+
+	/* size beyond PAGE_SIZE */
+	reg.size = 4097;
+	EXPECT_EQ(-1, ioctl(self->fd, DIAG_IOCSREG, &reg));
+	EXPECT_EQ(E2BIG, errno);
+	/* size below offsetofend(write_index) */
+	reg.size = 27;
+	EXPECT_EQ(-1, ioctl(self->fd, DIAG_IOCSREG, &reg));
+	EXPECT_EQ(EINVAL, errno);
+	/* non-zero bytes past the known struct */
+	memset(big, 0, sizeof(big));
+	*(__u32 *)big = 32;
+	big[30] = 1;
+	EXPECT_EQ(-1, ioctl(self->fd, DIAG_IOCSREG, big));
+	EXPECT_EQ(E2BIG, errno);
+	/* unreadable struct */
+	EXPECT_EQ(-1, ioctl(self->fd, DIAG_IOCSREG, (void *)8));
+	EXPECT_EQ(EFAULT, errno);
+}
+
+TEST_F(ev, reg_field_errnos)
+{
+	void *c = &self->check;
+	char long_name[600];
+
+	EXPECT_EQ(-EINVAL, reg_event(self->fd, "__rue_a u32 a", c, 4, 0, 4, NULL));
+	EXPECT_EQ(-EINVAL, reg_event(self->fd, "__rue_a u32 a", c, 3, 0, 0, NULL));
+	EXPECT_EQ(-EINVAL, reg_event(self->fd, "__rue_a u32 a", (char *)c + 2, 4, 0, 0, NULL));
+	EXPECT_EQ(-EINVAL, reg_event(self->fd, "__rue_a u32 a", c, 4, 32, 0, NULL));
+	EXPECT_EQ(-EFAULT, reg_event(self->fd, "__rue_a u32 a", (void *)-4096L, 4, 0, 0, NULL));
+	EXPECT_EQ(-EFAULT, reg_event(self->fd, NULL, c, 4, 0, 0, NULL));
+	memset(long_name, 'a', sizeof(long_name) - 1);
+	long_name[sizeof(long_name) - 1] = '\0';
+	EXPECT_EQ(-EINVAL, reg_event(self->fd, long_name, c, 4, 0, 0, NULL));
+	EXPECT_EQ(-EINVAL, reg_event(self->fd, "__rue_a:flag u32 a", c, 4, 0, 0, NULL));
+	EXPECT_EQ(-EINVAL, reg_event(self->fd, "__rue_a long a", c, 4, 0, 0, NULL));
+	EXPECT_EQ(-EINVAL, reg_event(self->fd, "__rue_a u32 a ", c, 4, 0, 0, NULL));
+	EXPECT_EQ(-EINVAL, reg_event(self->fd, "__rue_a char[1025] a", c, 4, 0, 0, NULL));
+	EXPECT_EQ(-EINVAL, reg_event(self->fd, "__rue_a struct x a 2147483648", c, 4, 0, 0, NULL));
+}
+
+TEST_F(ev, same_addr_bit_and_different_fields_give_eaddrinuse)
+{
+	__u32 idx = 99;
+
+	ASSERT_EQ(0, reg_event(self->fd, "__rue_dup u32 a", &self->check, 4, 0, 0, &idx));
+	EXPECT_EQ(0, idx);
+	EXPECT_EQ(-EADDRINUSE, reg_event(self->fd, "__rue_dup u32 a", &self->check, 4, 0, 0, NULL));
+	EXPECT_EQ(-EADDRINUSE, reg_event(self->fd, "__rue_dup u64 a", &self->check, 4, 1, 0, NULL));
+	EXPECT_EQ(0, unreg_event(self->fd, &self->check, 0));
+}
+
+TEST_F(ev, write_index_is_per_file_and_reused)
+{
+	__u32 a = 9, b = 9, again = 9;
+	int other = open(DATA_FILE, O_RDWR);
+
+	ASSERT_NE(-1, other);
+	ASSERT_EQ(0, reg_event(self->fd, "__rue_ia u32 a", &self->check, 4, 0, 0, &a));
+	ASSERT_EQ(0, reg_event(self->fd, "__rue_ib u32 b", &self->check, 4, 1, 0, &b));
+	ASSERT_EQ(0, reg_event(self->fd, "__rue_ia u32 a", &self->check, 4, 2, 0, &again));
+	EXPECT_EQ(0, a);
+	EXPECT_EQ(1, b);
+	EXPECT_EQ(0, again);
+	ASSERT_EQ(0, reg_event(other, "__rue_ib u32 b", &self->check, 4, 3, 0, &b));
+	EXPECT_EQ(0, b);
+	EXPECT_EQ(0, unreg_event(self->fd, &self->check, 0));
+	EXPECT_EQ(0, unreg_event(self->fd, &self->check, 1));
+	EXPECT_EQ(0, unreg_event(self->fd, &self->check, 2));
+	EXPECT_EQ(0, unreg_event(self->fd, &self->check, 3));
+	close(other);
+}
+
+TEST_F(ev, format_file_is_exact)
+{
+	char buf[2048];
+	const char *want =
+		"name: __rue_fmt\n"
+		"ID: ";
+	const char *fields =
+		"\tfield:u32 a;\toffset:8;\tsize:4;\tsigned:0;\n"
+		"\tfield:char b[];\toffset:12;\tsize:20;\tsigned:1;\n"
+		"\tfield:__rel_loc char c[];\toffset:32;\tsize:4;\tsigned:1;\n"
+		"\n"
+		"print fmt: \"a=%u b=%s c=%s\", REC->a, REC->b, __get_rel_str(c)\n";
+
+	ASSERT_EQ(0, reg_event(self->fd, "__rue_fmt u32 a; char[20] b; __rel_loc char[] c",
+			       &self->check, 4, 0, 0, NULL));
+	ASSERT_LT(0, read_file(TRACEFS "events/user_events/__rue_fmt/format", buf, sizeof(buf)));
+	EXPECT_EQ(0, strncmp(buf, want, strlen(want)));
+	ASSERT_NE(NULL, strstr(buf, "\tfield:int common_pid;\toffset:4;\tsize:4;\tsigned:1;\n\n"));
+	EXPECT_NE(NULL, strstr(buf, fields)) TH_LOG("format:\n%s", buf);
+	EXPECT_EQ(0, unreg_event(self->fd, &self->check, 0));
+}
+
+TEST_F(ev, enable_sets_bit_and_trace_shows_fields)
+{
+	struct {
+		__s32 idx;
+		__u32 a;
+		char b[4];
+	} __attribute__((packed)) rec = { 0, 0xc001, "xyz" };
+	char buf[65536];
+	__u32 idx = 9;
+
+	self->check = 0xf0;	/* neighbouring bits stay */
+	ASSERT_EQ(0, reg_event(self->fd, "__rue_tr u32 a; char[4] b", &self->check, 4, 0, 0, &idx));
+	EXPECT_EQ(0xf0, self->check);
+	EXPECT_EQ(-1, write(self->fd, &rec, sizeof(rec)));
+	EXPECT_EQ(EBADF, errno);
+	ASSERT_EQ(0, write_file(TRACEFS "trace", ""));
+	ASSERT_EQ(0, write_file(TRACEFS "events/user_events/__rue_tr/enable", "1"));
+	EXPECT_EQ(0xf1, self->check);
+	rec.idx = idx;
+	EXPECT_EQ(sizeof(rec), write(self->fd, &rec, sizeof(rec)));
+	ASSERT_LT(0, read_file(TRACEFS "trace", buf, sizeof(buf)));
+	EXPECT_NE(NULL, strstr(buf, "__rue_tr: a=0xc001 (49153) b=xyz\n")) TH_LOG("trace:\n%s", buf);
+	ASSERT_LT(0, read_file(STATUS_FILE, buf, sizeof(buf)));
+	EXPECT_NE(NULL, strstr(buf, "__rue_tr # Used by ftrace\n")) TH_LOG("status:\n%s", buf);
+	ASSERT_EQ(0, write_file(TRACEFS "events/user_events/__rue_tr/enable", "0"));
+	EXPECT_EQ(0xf0, self->check);
+	EXPECT_EQ(0, unreg_event(self->fd, &self->check, 0));
+}
+
+TEST_F(ev, write_path_errnos)
+{
+	struct {
+		__s32 idx;
+		__u32 loc;
+		char data[8];
+	} __attribute__((packed)) rec = { 0 };
+	__u32 idx = 9;
+
+	ASSERT_EQ(0, reg_event(self->fd, "__rue_wr __rel_loc char[] s", &self->check, 4, 0, 0, &idx));
+	EXPECT_EQ(-1, write(self->fd, &idx, sizeof(idx)));	/* payload < min_size */
+	EXPECT_EQ(EINVAL, errno);
+	idx = 7;
+	EXPECT_EQ(-1, write(self->fd, &idx, sizeof(idx)));	/* unknown index */
+	EXPECT_EQ(ENOENT, errno);
+	ASSERT_EQ(0, write_file(TRACEFS "events/user_events/__rue_wr/enable", "1"));
+	rec.loc = (5 << 16) | 0;
+	memcpy(rec.data, "Test", 5);
+	EXPECT_EQ(sizeof(rec), write(self->fd, &rec, sizeof(rec)));
+	rec.loc = (9 << 16) | 0;		/* past the record */
+	EXPECT_EQ(-1, write(self->fd, &rec, sizeof(rec)));
+	EXPECT_EQ(EFAULT, errno);
+	memset(rec.data, 'A', sizeof(rec.data));	/* no NUL */
+	rec.loc = (8 << 16) | 0;
+	EXPECT_EQ(-1, write(self->fd, &rec, sizeof(rec)));
+	EXPECT_EQ(EFAULT, errno);
+	ASSERT_EQ(0, write_file(TRACEFS "events/user_events/__rue_wr/enable", "0"));
+	EXPECT_EQ(0, unreg_event(self->fd, &self->check, 0));
+}
+
+TEST_F(ev, unregister_errnos_and_clears_bit_while_enabled)
+{
+	struct user_unreg unreg = { .size = 15 };
+
+	EXPECT_EQ(-1, ioctl(self->fd, DIAG_IOCSUNREG, &unreg));
+	EXPECT_EQ(EINVAL, errno);
+	unreg.size = sizeof(unreg);
+	unreg.__reserved = 1;
+	EXPECT_EQ(-1, ioctl(self->fd, DIAG_IOCSUNREG, &unreg));
+	EXPECT_EQ(EINVAL, errno);
+	EXPECT_EQ(-ENOENT, unreg_event(self->fd, &self->check, 5));
+
+	ASSERT_EQ(0, reg_event(self->fd, "__rue_un u32 a", &self->check, 4, 5, 0, NULL));
+	ASSERT_EQ(0, write_file(TRACEFS "events/user_events/__rue_un/enable", "1"));
+	EXPECT_EQ(1 << 5, self->check);
+	EXPECT_EQ(0, unreg_event(self->fd, &self->check, 5));
+	EXPECT_EQ(0, self->check);
+	ASSERT_EQ(0, write_file(TRACEFS "events/user_events/__rue_un/enable", "0"));
+	ASSERT_EQ(0, write_file(TRACEFS "events/user_events/__rue_un/enable", "1"));
+	EXPECT_EQ(0, self->check);	/* no longer follows the event */
+	ASSERT_EQ(0, write_file(TRACEFS "events/user_events/__rue_un/enable", "0"));
+}
+
+TEST_F(ev, eight_byte_word_bit_63)
+{
+	self->check64 = 1;
+	ASSERT_EQ(0, reg_event(self->fd, "__rue_w8 u32 a", &self->check64, 8, 63, 0, NULL));
+	ASSERT_EQ(0, write_file(TRACEFS "events/user_events/__rue_w8/enable", "1"));
+	EXPECT_EQ((1ULL << 63) | 1, self->check64);
+	ASSERT_EQ(0, write_file(TRACEFS "events/user_events/__rue_w8/enable", "0"));
+	EXPECT_EQ(1, self->check64);
+	EXPECT_EQ(0, unreg_event(self->fd, &self->check64, 63));
+}
+
+TEST_F(ev, four_byte_word_in_upper_half_of_long)
+{
+	__u32 words[4] __attribute__((aligned(8))) = { 0, 0, 0, 0 };
+
+	ASSERT_EQ(0, reg_event(self->fd, "__rue_hi u32 a", &words[1], 4, 3, 0, NULL));
+	ASSERT_EQ(0, write_file(TRACEFS "events/user_events/__rue_hi/enable", "1"));
+	EXPECT_EQ(0, words[0]);
+	EXPECT_EQ(1 << 3, words[1]);
+	ASSERT_EQ(0, write_file(TRACEFS "events/user_events/__rue_hi/enable", "0"));
+	EXPECT_EQ(0, words[1]);
+	EXPECT_EQ(0, unreg_event(self->fd, &words[1], 3));
+}
+
+TEST_F(ev, unwritable_enable_address_gives_efault)
+{
+	void *ro = mmap(NULL, 4096, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	ASSERT_NE(MAP_FAILED, ro);
+	EXPECT_EQ(-EFAULT, reg_event(self->fd, "__rue_ro u32 a", ro, 4, 0, 0, NULL));
+	munmap(ro, 4096);
+}
+
+TEST_F(ev, multi_format_names_and_versions)
+{
+	glob_t g;
+
+	ASSERT_EQ(0, reg_event(self->fd, "__rue_mf u32 a", &self->check, 4, 0,
+			       USER_EVENT_REG_MULTI_FORMAT, NULL));
+	ASSERT_EQ(0, reg_event(self->fd, "__rue_mf u64 a", &self->check, 4, 1,
+			       USER_EVENT_REG_MULTI_FORMAT, NULL));
+	ASSERT_EQ(0, glob(TRACEFS "events/user_events_multi/__rue_mf.*", 0, NULL, &g));
+	EXPECT_EQ(2, g.gl_pathc);
+	globfree(&g);
+	EXPECT_FALSE(exists(TRACEFS "events/user_events/__rue_mf"));
+	EXPECT_EQ(0, unreg_event(self->fd, &self->check, 0));
+	EXPECT_EQ(0, unreg_event(self->fd, &self->check, 1));
+}
+
+TEST_F(ev, persistent_event_survives_close_until_deleted)
+{
+	int fd = open(DATA_FILE, O_RDWR);
+
+	ASSERT_NE(-1, fd);
+	ASSERT_EQ(0, reg_event(fd, "__rue_p u32 a", &self->check, 4, 0, USER_EVENT_REG_PERSIST, NULL));
+	ASSERT_EQ(0, unreg_event(fd, &self->check, 0));
+	close(fd);
+	usleep(100000);
+	EXPECT_TRUE(exists(TRACEFS "events/user_events/__rue_p/enable"));
+	EXPECT_EQ(0, del_event(self->fd, "__rue_p"));
+	EXPECT_FALSE(exists(TRACEFS "events/user_events/__rue_p"));
+	EXPECT_EQ(-ENOENT, del_event(self->fd, "__rue_p"));
+}
+
+TEST_F(ev, non_persistent_delete_is_busy_then_auto_deleted)
+{
+	int fd = open(DATA_FILE, O_RDWR);
+
+	ASSERT_NE(-1, fd);
+	ASSERT_EQ(0, reg_event(fd, "__rue_ad u32 a", &self->check, 4, 0, 0, NULL));
+	EXPECT_EQ(-EBUSY, del_event(self->fd, "__rue_ad"));
+	ASSERT_EQ(0, unreg_event(fd, &self->check, 0));
+	close(fd);
+	EXPECT_TRUE(gone_within_1s(TRACEFS "events/user_events/__rue_ad"));
+}
+
+TEST_F(ev, user_events_max_limits_creation)
+{
+	char old[32];
+
+	ASSERT_LT(0, read_file(MAX_FILE, old, sizeof(old)));
+	EXPECT_STREQ("32768\n", old);
+	ASSERT_EQ(0, write_file(MAX_FILE, "0"));
+	EXPECT_EQ(-EMFILE, reg_event(self->fd, "__rue_max u32 a", &self->check, 4, 0, 0, NULL));
+	ASSERT_EQ(0, write_file(MAX_FILE, old));
+	EXPECT_EQ(0, reg_event(self->fd, "__rue_max u32 a", &self->check, 4, 0, 0, NULL));
+	EXPECT_EQ(0, unreg_event(self->fd, &self->check, 0));
+}
+
+TEST_HARNESS_MAIN
