@@ -89,7 +89,7 @@ enum print_line_t rue_trace_handle_return(struct trace_seq *s);
 /* lockdep_assert_held(): warns (lockdep) if @lock is not held. */
 void rue_lockdep_assert_held(struct mutex *lock);
 
-/* INIT_WORK(), alloc_workqueue() and queue_work(). */
+/* INIT_WORK(), alloc_ordered_workqueue() and queue_work(). */
 void rue_init_work(struct work_struct *work, void (*func)(struct work_struct *));
 struct workqueue_struct *rue_alloc_workqueue(const char *name);
 bool rue_queue_work(struct workqueue_struct *wq, struct work_struct *work);

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! The module's own workqueue for deferred work (delayed event destroy, process exit and exec
-//! cleanup). Destroying it at unload waits for every queued and running item, so no work
-//! function of this module can run after its code is gone.
+//! The module's own workqueue for deferred work (delayed event destroy, process fork, exec and
+//! exit). It is ordered: items run one at a time in queueing order, so a child's enablers are
+//! copied before its exit or exec cleanup runs. Destroying it at unload waits for every queued
+//! and running item, so no work function of this module can run after its code is gone.
 
 use crate::bindings;
 use core::ptr::{null_mut, NonNull};

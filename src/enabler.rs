@@ -239,6 +239,44 @@ pub(crate) fn unregister(held: &mut Held, owner: Owner, addr: u64, bit: u8) -> R
     result
 }
 
+/// Gives a forked child copies of its parent's enablers (upstream `user_event_mm_dup`) and
+/// writes each event's current state into the child's copy of the word.
+///
+/// The child's memory already holds the parent's bits as of the fork; writing them again closes
+/// the window between the fork and this deferred copy. Allocation failure leaves the child
+/// without enablers, as upstream.
+pub(crate) fn dup(held: &mut Held, parent: Owner, child: Owner) {
+    let count = STATE.get(held).enablers.len();
+    for i in 0..count {
+        let state = STATE.get(held);
+        let Some(e) = state.enablers.get(i) else {
+            break;
+        };
+        if e.owner != parent {
+            continue;
+        }
+        let (event, addr, bit) = (e.event, e.addr, e.bit);
+        if state.enablers.reserve(1, GFP_KERNEL).is_err() {
+            return;
+        }
+        // SAFETY: The parent's enabler holds a reference on `event`.
+        let ev = unsafe { event.as_ref() };
+        ev.get();
+        // SAFETY: The caller keeps `child.mm` allocated (mmgrab) for this call.
+        unsafe { bindings::mmgrab(child.mm) };
+        COUNT.fetch_add(1, Ordering::Relaxed);
+        // INVARIANT: One event and one mm reference were taken above for the copy.
+        // PANIC: Capacity was reserved above.
+        state
+            .enablers
+            .push(Enabler { event, owner: child, addr, bit }, GFP_KERNEL)
+            .expect("reserved");
+        // The child may already be gone (ENOENT) or have unmapped the word: as upstream, the
+        // bit is then left alone until the next change.
+        let _ = write_bit(child.mm, addr, bit, ev.status() != 0);
+    }
+}
+
 /// Drops every enabler of a process that exited, or of its address space before an exec.
 pub(crate) fn remove_process(held: &mut Held, tgid: i32, mm: *mut bindings::mm_struct) {
     remove_where(held, |e| e.owner.tgid == tgid && e.owner.mm == mm);

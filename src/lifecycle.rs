@@ -1,13 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! Process exit and exec without kernel hooks.
+//! Process fork, exec and exit without kernel hooks.
 //!
-//! Upstream calls `user_events_exit()`/`user_events_execve()` from `do_exit()` and
-//! `bprm_execve()`; on a kernel built without user_events those hooks are empty. This module
-//! attaches probes to the `sched_process_exit` and `sched_process_exec` tracepoints instead,
-//! found with the exported `for_each_kernel_tracepoint()`. Probes run in atomic context, so they
-//! only queue work (allocated with `GFP_NOWAIT`); the work drops the process's enablers under
-//! `event_mutex`.
+//! Upstream calls `user_events_fork()`/`user_events_execve()`/`user_events_exit()` from
+//! `copy_process()`, `bprm_execve()` and `do_exit()`; on a kernel built without user_events those
+//! hooks are empty. This module attaches probes to the `task_newtask`, `sched_process_exec` and
+//! `sched_process_exit` tracepoints instead, found with the exported
+//! `for_each_kernel_tracepoint()`. Probes run in atomic context, so they only queue work
+//! (allocated with `GFP_NOWAIT`) on the module's ordered workqueue; the work copies or drops
+//! enablers under `event_mutex`.
 
 use crate::{bindings, deferred, enabler, event_mutex::Held};
 use core::{
@@ -17,13 +18,16 @@ use core::{
 };
 use kernel::{prelude::*, types::Opaque};
 
-/// What to drop.
+/// What to do for a process.
 #[derive(Clone, Copy)]
 enum Cleanup {
     /// The process exited: drop its enablers.
     Exit,
     /// The process exec'd into this new address space: drop the enablers of the old one.
     Exec,
+    /// The process was forked from `parent` without sharing its memory: copy the parent's
+    /// enablers. The child's `mm` is held with `mmgrab` until the work ran.
+    Fork(enabler::Owner),
 }
 
 /// A deferred cleanup for one process.
@@ -34,13 +38,21 @@ struct CleanupWork {
     kind: Cleanup,
 }
 
-/// Queues a cleanup; called from tracepoint probes (atomic context).
+/// Queues work for `task`; called from tracepoint probes (atomic context).
 fn queue_cleanup(task: *mut bindings::task_struct, kind: Cleanup) {
     if !enabler::any() {
         return;
     }
     // SAFETY: `task` is the live task the tracepoint fired for.
     let (tgid, mm) = unsafe { (bindings::rue_task_tgid(task), bindings::rue_task_mm(task)) };
+    if let Cleanup::Fork(_) = kind {
+        if mm.is_null() {
+            return;
+        }
+        // SAFETY: `mm` is the new child's address space, alive during `copy_process`; the
+        // reference is dropped by the work.
+        unsafe { bindings::mmgrab(mm) };
+    }
     let Ok(item) = KBox::new(
         CleanupWork {
             work: Opaque::zeroed(),
@@ -50,7 +62,12 @@ fn queue_cleanup(task: *mut bindings::task_struct, kind: Cleanup) {
         },
         GFP_NOWAIT,
     ) else {
-        // The enablers stay until UNREG or module unload; nothing else goes wrong.
+        // Exit/exec: the enablers stay until UNREG. Fork: the child gets no enablers, which is
+        // also what upstream does when its allocation fails.
+        if let Cleanup::Fork(_) = kind {
+            // SAFETY: Taken above.
+            unsafe { bindings::rue_mmdrop(mm) };
+        }
         return;
     };
     let item = KBox::into_raw(item);
@@ -58,7 +75,10 @@ fn queue_cleanup(task: *mut bindings::task_struct, kind: Cleanup) {
     unsafe {
         bindings::rue_init_work((*item).work.get(), Some(cleanup_fn));
         if !deferred::queue((*item).work.get()) {
-            drop(KBox::from_raw(item));
+            let item = KBox::from_raw(item);
+            if let Cleanup::Fork(_) = item.kind {
+                bindings::rue_mmdrop(item.mm);
+            }
         }
     }
 }
@@ -73,7 +93,32 @@ unsafe extern "C" fn cleanup_fn(work: *mut bindings::work_struct) {
     match item.kind {
         Cleanup::Exit => enabler::remove_process(&mut held, item.tgid, item.mm),
         Cleanup::Exec => enabler::remove_process_except(&mut held, item.tgid, item.mm),
+        Cleanup::Fork(parent) => {
+            let child = enabler::Owner {
+                tgid: item.tgid,
+                mm: item.mm,
+            };
+            enabler::dup(&mut held, parent, child);
+            // SAFETY: Taken by `queue_cleanup`; the copies hold their own references.
+            unsafe { bindings::rue_mmdrop(item.mm) };
+        }
     }
+}
+
+/// `CLONE_VM` from include/uapi/linux/sched.h.
+const CLONE_VM: u64 = 0x100;
+
+/// `task_newtask(task, clone_flags)` probe: runs in `copy_process()` in the parent.
+///
+/// # Safety
+///
+/// Called by the tracepoint with its documented arguments.
+unsafe extern "C" fn newtask_probe(_data: *mut c_void, task: *mut bindings::task_struct, clone_flags: u64) {
+    // Threads, vfork and posix_spawn children share the memory, hence the parent's bits.
+    if clone_flags & CLONE_VM != 0 {
+        return;
+    }
+    queue_cleanup(task, Cleanup::Fork(enabler::Owner::current()));
 }
 
 /// `sched_process_exit(p, group_dead)` probe.
@@ -135,8 +180,9 @@ fn find_tracepoint(name: &'static CStr) -> Result<*mut bindings::tracepoint> {
     Ok(tp)
 }
 
-/// The attached exit and exec probes; detached on drop.
+/// The attached fork, exec and exit probes; detached on drop.
 pub(crate) struct ProcessProbes {
+    newtask: *mut bindings::tracepoint,
     exit: *mut bindings::tracepoint,
     exec: *mut bindings::tracepoint,
 }
@@ -147,25 +193,31 @@ unsafe impl Send for ProcessProbes {}
 unsafe impl Sync for ProcessProbes {}
 
 impl ProcessProbes {
-    /// Attaches both probes.
+    /// Attaches the three probes.
     pub(crate) fn new() -> Result<Self> {
+        let newtask = find_tracepoint(c"task_newtask")?;
         let exit = find_tracepoint(c"sched_process_exit")?;
         let exec = find_tracepoint(c"sched_process_exec")?;
-        // SAFETY: `exit` is the kernel's sched_process_exit tracepoint; the probe matches its
-        // prototype.
-        kernel::error::to_result(unsafe {
-            bindings::tracepoint_probe_register(exit, exit_probe as *mut c_void, null_mut())
-        })?;
-        // SAFETY: As above for sched_process_exec.
-        let ret = unsafe { bindings::tracepoint_probe_register(exec, exec_probe as *mut c_void, null_mut()) };
-        if ret != 0 {
-            // SAFETY: Registered just above.
-            unsafe { bindings::tracepoint_probe_unregister(exit, exit_probe as *mut c_void, null_mut()) };
-            // SAFETY: No preconditions.
-            unsafe { bindings::rue_tracepoint_synchronize_unregister() };
-            return Err(Error::from_errno(ret));
+        let probes = [
+            (newtask, newtask_probe as *mut c_void),
+            (exit, exit_probe as *mut c_void),
+            (exec, exec_probe as *mut c_void),
+        ];
+        for (i, (tp, probe)) in probes.iter().enumerate() {
+            // SAFETY: Each `tp` is the kernel tracepoint of that name and each probe matches
+            // its prototype.
+            let ret = unsafe { bindings::tracepoint_probe_register(*tp, *probe, null_mut()) };
+            if ret != 0 {
+                for (tp, probe) in &probes[..i] {
+                    // SAFETY: Registered above.
+                    unsafe { bindings::tracepoint_probe_unregister(*tp, *probe, null_mut()) };
+                }
+                // SAFETY: No preconditions.
+                unsafe { bindings::rue_tracepoint_synchronize_unregister() };
+                return Err(Error::from_errno(ret));
+            }
         }
-        Ok(Self { exit, exec })
+        Ok(Self { newtask, exit, exec })
     }
 }
 
@@ -174,6 +226,7 @@ impl Drop for ProcessProbes {
         // SAFETY: Both were registered in `new`; synchronising afterwards guarantees no probe is
         // still running when the module's code goes away.
         unsafe {
+            bindings::tracepoint_probe_unregister(self.newtask, newtask_probe as *mut c_void, null_mut());
             bindings::tracepoint_probe_unregister(self.exit, exit_probe as *mut c_void, null_mut());
             bindings::tracepoint_probe_unregister(self.exec, exec_probe as *mut c_void, null_mut());
             bindings::rue_tracepoint_synchronize_unregister();

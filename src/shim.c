@@ -217,7 +217,7 @@ void rue_init_work(struct work_struct *work, void (*func)(struct work_struct *))
 
 struct workqueue_struct *rue_alloc_workqueue(const char *name)
 {
-	return alloc_workqueue("%s", WQ_UNBOUND, 0, name);
+	return alloc_ordered_workqueue("%s", 0, name);
 }
 
 bool rue_queue_work(struct workqueue_struct *wq, struct work_struct *work)

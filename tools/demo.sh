@@ -1,8 +1,13 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# `make demo`: boots the test VM, loads rust_user_events.ko, shows the tracefs
-# files and user_events_status, and unloads the module.
+# `make demo`: boots the test VM with rust_user_events.ko loaded, shows the
+# tracefs files and user_events_status, unloads and reloads the module, then
+# runs the sample programs (samples/example.c as rue_example, samples/rust-example
+# as rue_example_rs): once with nobody listening (every event is skipped), once
+# with the event enabled in ftrace (every event is written), showing
+# user_events_status and the events' lines in the trace buffer.
+# Exits non-zero if the build, the VM or anything in the demo fails.
 # Usage: demo.sh KDIR
 set -uo pipefail
 
@@ -10,20 +15,92 @@ top=$(cd "$(dirname "$0")/.." && pwd)
 kdir=$1
 build="$top/build/demo"
 rm -rf "$build"
-mkdir -p "$build/guest"
+mkdir -p "$build"
+
+echo "== building the sample programs (and the test programs) for the VM"
+if ! bash "$top/tools/testing/build-guest.sh" "$kdir" "$build/guest" "$top/rust_user_events.ko"; then
+	echo "demo: building the guest programs failed" >&2
+	exit 1
+fi
+
+# Runs in the VM (busybox sh). Each command is shown as "$ command" before it runs.
 cat >"$build/guest/demo.sh" <<'DEMO'
-set -x
-lsmod
-ls -l /sys/kernel/tracing/user_events_data /sys/kernel/tracing/user_events_status
-cat /sys/kernel/tracing/user_events_status
-rmmod rust_user_events
-ls /sys/kernel/tracing/ | grep user_events || echo "(no user_events files after rmmod)"
-insmod /rue/rust_user_events.ko
-cat /sys/kernel/tracing/user_events_status
+T=/sys/kernel/tracing
+section() { echo; echo "== $*"; }
+run() { echo "\$ $*"; eval "$*"; }
+die() { echo "demo: FAILED: $*"; exit 1; }
+
+section "the module and its tracefs files"
+run lsmod
+run ls -l $T/user_events_data $T/user_events_status
+run cat $T/user_events_status
+
+section "rmmod removes the files, insmod brings them back"
+run rmmod rust_user_events || die "rmmod"
+run "ls $T | grep user_events || echo '(no user_events files after rmmod)'"
+run insmod /rue/rust_user_events.ko || die "insmod"
+run cat $T/user_events_status
+
+# sample PROG: the two runs of one sample program.
+sample() {
+	prog=$1
+	ev=$T/events/user_events/$prog
+
+	section "$prog: nobody listening, so it skips every event"
+	echo "\$ $prog 5"
+	$prog 5 >/tmp/out 2>&1
+	rc=$?
+	cat /tmp/out
+	[ $rc -eq 0 ] || die "$prog exited $rc"
+	grep -q 'wrote 0 events, skipped 5' /tmp/out || die "$prog wrote events nobody listened to"
+
+	section "$prog: ftrace enables the event, so it writes every event"
+	# The event exists only while a program has it registered (it is deleted
+	# with its last user), so the program registers first and waits for the
+	# kernel to set its enable bit.
+	echo "\$ $prog 5 10 &    # register, wait up to 10 s for a tracer, then loop"
+	$prog 5 10 >/tmp/out 2>&1 &
+	pid=$!
+	i=0
+	while [ ! -e $ev/enable ]; do
+		i=$((i + 1))
+		if [ $i -gt 100 ]; then
+			kill $pid 2>/dev/null
+			cat /tmp/out
+			die "$ev did not appear"
+		fi
+		sleep 0.1
+	done
+	run "echo 1 > $ev/enable" || die "enabling $prog"
+	wait $pid
+	rc=$?
+	cat /tmp/out
+	[ $rc -eq 0 ] || die "$prog exited $rc"
+	grep -q 'wrote 5 events, skipped 0' /tmp/out || die "$prog did not write 5 events"
+	run cat $T/user_events_status
+	grep -q "^$prog # Used by ftrace" $T/user_events_status || die "status does not show $prog used by ftrace"
+	run "grep ' $prog:' $T/trace"
+	n=$(grep -c " $prog:" $T/trace)
+	[ "$n" -eq 5 ] || die "expected 5 trace lines of $prog, found $n"
+	run "echo 0 > $ev/enable" || die "disabling $prog"
+	run ": > $T/trace"
+}
+
+sample rue_example
+sample rue_example_rs
+
+section "done"
 DEMO
+
+echo "== booting the test VM (QEMU without KVM: a few minutes)"
 bash "$top/tools/vm/run.sh" --kdir "$kdir" --add "$build/guest" --log "$build/vm.log" \
 	-- sh /rue/demo.sh >"$build/vmlog.txt" 2>&1
 status=$?
-sed -n '/^RUE-VM-BOOTED/,/^RUE-CMD-EXIT/p' "$build/vm.log" | tr -d '\r' | grep -v '^RUE-'
+tr -d '\r' <"$build/vm.log" | sed -n '/^RUE-VM-BOOTED/,/^RUE-CMD-EXIT/p' | grep -v '^RUE-'
 grep -E '^(FAIL|vm:)' "$build/vmlog.txt"
+cmd_exit=$(tr -d '\r' <"$build/vm.log" | sed -n 's/^RUE-CMD-EXIT \([0-9]*\)$/\1/p' | tail -n 1)
+if [ "$cmd_exit" != 0 ]; then
+	echo "demo: the demo failed in the VM (exit status ${cmd_exit:-unknown}); console log: $build/vm.log" >&2
+	status=1
+fi
 exit $status

@@ -4,6 +4,7 @@
 # Builds every guest test program as a static binary into OUT/bin:
 #   - the project's kselftest-style C tests (tools/testing/selftests/rust_user_events),
 #   - the project's Rust tests (tools/testing/rust),
+#   - the samples: samples/example.c as rue_example, samples/rust-example as rue_example_rs,
 #   - the kernel's own user_events selftests, unmodified, from KDIR's source tree.
 #   - rust_user_twin00.ko: MODULE renamed, a second provider for module_test.
 # Usage: build-guest.sh KDIR OUT MODULE
@@ -31,9 +32,13 @@ for t in ftrace_test dyn_test perf_test abi_test; do
 		"$selftests/user_events/$t.c" -lrt -lpthread -lm
 done
 
+# The C sample, built as the README tells users to build their own programs.
+gcc -static -O2 -Wall -Wextra -isystem "$headers" -o "$out/bin/rue_example" \
+	"$top/samples/example.c"
+
 target=x86_64-unknown-linux-gnu
 RUSTFLAGS="-C target-feature=+crt-static" cargo build -q --release \
-	--manifest-path "$top/Cargo.toml" -p rue-guest-tests --target "$target" \
+	--manifest-path "$top/Cargo.toml" -p rue-guest-tests -p rue-example --target "$target" \
 	--target-dir "$top/target/guest"
 find "$top/target/guest/$target/release" -maxdepth 1 -type f -executable \
 	-exec cp {} "$out/bin/" \;
