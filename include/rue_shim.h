@@ -22,6 +22,9 @@ struct work_struct;
 struct workqueue_struct;
 struct mutex;
 struct trace_seq;
+struct trace_event_call;
+struct hlist_head;
+struct pt_regs;
 
 /* One `offsetof`/`sizeof` fact as C computes it; see src/layout.rs. */
 struct rue_layout_entry {
@@ -81,6 +84,14 @@ void rue_mmap_read_lock(struct mm_struct *mm);
 void rue_mmap_read_unlock(struct mm_struct *mm);
 /* set_bit()/clear_bit() of @bit in the long at @offset of a pinned @page (kmap_local). */
 void rue_page_change_bit(struct page *page, unsigned long offset, unsigned int bit, bool set);
+
+/* this_cpu_ptr(call->perf_events), or NULL before any perf event was opened. */
+struct hlist_head *rue_perf_events_head(struct trace_event_call *call);
+/* hlist_empty(head) for a non-NULL head; bpf_prog_array_valid(call). */
+bool rue_hlist_empty(const struct hlist_head *head);
+bool rue_bpf_prog_array_valid(struct trace_event_call *call);
+/* perf_fetch_caller_regs(regs). */
+void rue_perf_fetch_caller_regs(struct pt_regs *regs);
 
 /* iov_iter_count(); trace_handle_return(). */
 size_t rue_iov_iter_count(const struct iov_iter *iter);

@@ -231,6 +231,11 @@ impl UserEvent {
         unsafe { &*(*call).data.cast::<Self>() }
     }
 
+    /// The `trace_event_call`.
+    pub(crate) fn call(&self) -> *mut bindings::trace_event_call {
+        self.call.get()
+    }
+
     /// Consumers currently attached.
     pub(crate) fn status(&self) -> u8 {
         self.status.load(core::sync::atomic::Ordering::Relaxed)
@@ -284,6 +289,7 @@ impl UserEvent {
                 c"user_events".as_char_ptr()
             };
             (*class).probe = probes::ftrace_probe as *mut c_void;
+            (*class).perf_probe = probes::perf_probe as *mut c_void;
             (*class).reg = Some(probes::user_event_reg);
             (*class).fields_array = ev.fields_end.get();
             bindings::INIT_LIST_HEAD(&raw mut (*class).fields);

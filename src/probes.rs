@@ -46,6 +46,8 @@ fn update_enable_bit_for(held: &mut Held, event: &UserEvent) {
             }
             status |= if f == ftrace_probe as *mut c_void {
                 STATUS_FTRACE
+            } else if f == perf_probe as *mut c_void {
+                STATUS_PERF
             } else {
                 STATUS_OTHER
             };
@@ -74,9 +76,21 @@ pub(crate) unsafe extern "C" fn user_event_reg(
     if unsafe { (*call).data }.is_null() {
         return ENOENT.to_errno();
     }
+    // PERF_OPEN/CLOSE/ADD/DEL need nothing (perf then adds the event to its per-CPU list);
+    // ADD/DEL come from the scheduler, without `event_mutex`.
+    if !matches!(
+        ty,
+        bindings::trace_reg_TRACE_REG_REGISTER
+            | bindings::trace_reg_TRACE_REG_UNREGISTER
+            | bindings::trace_reg_TRACE_REG_PERF_REGISTER
+            | bindings::trace_reg_TRACE_REG_PERF_UNREGISTER
+    ) {
+        return 0;
+    }
     // SAFETY: `call` belongs to a registered event (safety requirements).
     let event = unsafe { UserEvent::from_call(call) };
-    // SAFETY: The core holds `event_mutex` around `class->reg`.
+    // SAFETY: The core holds `event_mutex` around (un)registrations: ftrace enable/disable and
+    // perf_trace_init()/perf_trace_destroy().
     let mut held = unsafe { Held::assume_held() };
     let tp = event.tracepoint();
     match ty {
@@ -98,8 +112,23 @@ pub(crate) unsafe extern "C" fn user_event_reg(
             event.put_locked(&mut held);
             0
         }
-        // perf consumers arrive with the perf issue; until then perf_event_open fails cleanly.
-        bindings::trace_reg_TRACE_REG_PERF_REGISTER => EOPNOTSUPP.to_errno(),
+        bindings::trace_reg_TRACE_REG_PERF_REGISTER => {
+            // SAFETY: As for ftrace; perf passes no data.
+            let ret = unsafe { bindings::tracepoint_probe_register(tp, perf_probe as *mut c_void, data) };
+            if ret != 0 {
+                return ret;
+            }
+            event.get();
+            update_enable_bit_for(&mut held, event);
+            0
+        }
+        bindings::trace_reg_TRACE_REG_PERF_UNREGISTER => {
+            // SAFETY: Undoes the registration above.
+            unsafe { bindings::tracepoint_probe_unregister(tp, perf_probe as *mut c_void, data) };
+            update_enable_bit_for(&mut held, event);
+            event.put_locked(&mut held);
+            0
+        }
         _ => 0,
     }
 }
@@ -144,6 +173,65 @@ pub(crate) unsafe extern "C" fn ftrace_probe(
     unsafe { bindings::_copy_from_iter(entry.cast::<u8>().add(8).cast(), count, iter) };
     // SAFETY: Reserved above and filled.
     unsafe { bindings::trace_event_buffer_commit(&mut fbuf) };
+}
+
+/// `PERF_MAX_TRACE_SIZE`: the largest raw sample perf's per-CPU buffers hold.
+const PERF_MAX_TRACE_SIZE: usize = 8192;
+
+/// The perf probe (upstream `user_event_perf`): a raw sample `[trace_entry][payload]` for every
+/// perf event on this CPU, after the BPF programs attached to the event ran on it.
+///
+/// Upstream submits with `perf_trace_buf_submit()`, which never runs BPF programs (spec §5.5);
+/// `perf_trace_run_bpf_submit()` runs them with the record as their context, then submits to
+/// perf if they let it through and someone listens.
+///
+/// # Safety
+///
+/// As [`ftrace_probe`]; `event` is the registered event the probe was called for.
+pub(crate) unsafe extern "C" fn perf_probe(
+    event: *mut UserEvent,
+    iter: *mut bindings::iov_iter,
+    _tpdata: *mut c_void,
+    _faulted: *mut bool,
+) {
+    // SAFETY: The write path passes the registered event.
+    let call = unsafe { (*event).call() };
+    // SAFETY: `call` is registered; preemption is disabled by the write path.
+    let head = unsafe { bindings::rue_perf_events_head(call) };
+    // SAFETY: As above.
+    let has_bpf = unsafe { bindings::rue_bpf_prog_array_valid(call) };
+    // No perf event was ever opened on the event: nothing (not even BPF) can be attached.
+    if head.is_null() {
+        return;
+    }
+    // SAFETY: `head` is this CPU's live list.
+    if !has_bpf && unsafe { bindings::rue_hlist_empty(head) } {
+        return;
+    }
+    // SAFETY: The caller passes a valid iterator.
+    let count = unsafe { bindings::rue_iov_iter_count(iter) };
+    let size = 8 + count;
+    let aligned = size.next_multiple_of(8);
+    if aligned > PERF_MAX_TRACE_SIZE {
+        // Upstream warns (Q12); the write path already counts and drops such payloads.
+        return;
+    }
+    let mut regs: *mut bindings::pt_regs = core::ptr::null_mut();
+    let mut rctx: c_int = 0;
+    // CAST: `aligned` is at most 8192.
+    // SAFETY: Preemption is disabled; perf hands out this CPU's buffer and a recursion context.
+    let raw = unsafe { bindings::perf_trace_buf_alloc(aligned as c_int, &mut regs, &mut rctx) };
+    if raw.is_null() {
+        return;
+    }
+    // SAFETY: `raw` holds `aligned >= 8 + count` bytes; the kernel iterator cannot fault;
+    // `regs` is perf's per-CPU register buffer.
+    unsafe {
+        bindings::rue_perf_fetch_caller_regs(regs);
+        bindings::_copy_from_iter(raw.cast::<u8>().add(8).cast(), count, iter);
+        // CAST: `size` is at most 8192.
+        bindings::perf_trace_run_bpf_submit(raw, size as c_int, rctx, call, 1, regs, head, core::ptr::null_mut());
+    }
 }
 
 /// `trace_seq` as the pure trace-output code's [`TraceSeq`].

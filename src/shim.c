@@ -10,6 +10,7 @@
 #include <linux/mount.h>
 #include <linux/namei.h>
 #include <linux/percpu.h>
+#include <linux/perf_event.h>
 #include <linux/sched/mm.h>
 #include <linux/seq_file.h>
 #include <linux/stddef.h>
@@ -193,6 +194,26 @@ void rue_page_change_bit(struct page *page, unsigned long offset, unsigned int b
 	else
 		clear_bit(bit, word);
 	kunmap_local(word);
+}
+
+struct hlist_head *rue_perf_events_head(struct trace_event_call *call)
+{
+	return call->perf_events ? this_cpu_ptr(call->perf_events) : NULL;
+}
+
+bool rue_hlist_empty(const struct hlist_head *head)
+{
+	return hlist_empty(head);
+}
+
+bool rue_bpf_prog_array_valid(struct trace_event_call *call)
+{
+	return bpf_prog_array_valid(call);
+}
+
+void rue_perf_fetch_caller_regs(struct pt_regs *regs)
+{
+	perf_fetch_caller_regs(regs);
 }
 
 size_t rue_iov_iter_count(const struct iov_iter *iter)
