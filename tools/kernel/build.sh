@@ -52,7 +52,8 @@ if [ ! -f "$srcdir/.rue-extracted" ]; then
 fi
 
 mkdir -p "$kdir"
-kmake() { make -C "$srcdir" O="$kdir" LLVM=-19 -j"$jobs" "$@"; }
+# Everything make prints goes to stderr: stdout carries only the path (callers capture it).
+kmake() { make -C "$srcdir" O="$kdir" LLVM=-19 -j"$jobs" "$@" >&2; }
 
 log "configuring $kdir"
 kmake -s tinyconfig >/dev/null
