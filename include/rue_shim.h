@@ -21,6 +21,7 @@ struct tracepoint_func;
 struct work_struct;
 struct workqueue_struct;
 struct mutex;
+struct list_head;
 struct trace_seq;
 struct trace_event_call;
 struct hlist_head;
@@ -96,6 +97,9 @@ void rue_perf_fetch_caller_regs(struct pt_regs *regs);
 /* iov_iter_count(); trace_handle_return(). */
 size_t rue_iov_iter_count(const struct iov_iter *iter);
 enum print_line_t rue_trace_handle_return(struct trace_seq *s);
+
+/* list_del_init(). */
+void rue_list_del_init(struct list_head *entry);
 
 /* lockdep_assert_held(): warns (lockdep) if @lock is not held. */
 void rue_lockdep_assert_held(struct mutex *lock);

@@ -59,6 +59,8 @@ pub(crate) struct UserEvent {
     fields_end: Opaque<bindings::trace_event_fields>,
     funcs: Opaque<bindings::trace_event_functions>,
     put_work: Opaque<bindings::work_struct>,
+    /// The entry in `dynamic_events` (upstream `devent`).
+    devent: Opaque<bindings::dyn_event>,
     /// NUL-terminated strings: registered name, tracepoint name, print fmt, field types and names.
     strings: KVec<u8>,
     reg_name: Range<usize>,
@@ -91,6 +93,14 @@ fn push_str(strings: &mut KVec<u8>, s: &[u8]) -> Result<Range<usize>> {
 }
 
 impl UserEvent {
+    /// Offset of the `dyn_event`, for `container_of` in the `dynamic_events` callbacks.
+    pub(crate) const DEVENT_OFFSET: usize = offset_of!(UserEvent, devent);
+
+    /// The entry in `dynamic_events`.
+    pub(crate) fn devent(&self) -> *mut bindings::dyn_event {
+        self.devent.get()
+    }
+
     /// Parses a new event `name args`; `multi_id` names a multi-format version.
     ///
     /// Fails with `EINVAL` for any grammar error (spec §2), `ENOMEM` on allocation failure.
@@ -135,6 +145,7 @@ impl UserEvent {
             fields_end: Opaque::zeroed(),
             funcs: Opaque::zeroed(),
             put_work: Opaque::zeroed(),
+            devent: Opaque::zeroed(),
             strings,
             reg_name,
             tp_name,
@@ -302,6 +313,7 @@ impl UserEvent {
             // in `call->refcnt` instead of pinning a module.
             (*call).flags = (bindings::TRACE_EVENT_FL_TRACEPOINT | bindings::TRACE_EVENT_FL_DYNAMIC) as c_int;
             bindings::rue_init_work(ev.put_work.get(), Some(put_work_fn));
+            bindings::INIT_LIST_HEAD(&raw mut (*ev.devent.get()).list);
         }
         for f in ev.fields.iter() {
             // SAFETY: `call` is initialised and not yet visible; the strings outlive the call;
@@ -332,6 +344,8 @@ impl UserEvent {
             unsafe { bindings::unregister_trace_event(&raw mut (*call).event) };
             return Err(Error::from_errno(ret));
         }
+        // SAFETY: The event is registered and `event_mutex` is held.
+        unsafe { crate::dyn_events::add(ev.devent.get(), _held) };
         if ev.is_persist() {
             ev.refcnt.inc();
         }

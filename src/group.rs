@@ -192,10 +192,13 @@ fn find(held: &mut Held, name: &str, args: &str, multi: bool) -> Result<Option<N
     Ok(None)
 }
 
-/// Unregisters `ptr` from the tracing core, removes it from the table and frees it.
-fn unlink_and_free(ptr: NonNull<UserEvent>, held: &mut Held) -> Result {
+/// Unregisters `ptr` from the tracing core, removes it from the table and `dynamic_events`,
+/// and frees it (upstream `destroy_user_event`). The caller holds the last reference.
+pub(crate) fn unlink_and_free(ptr: NonNull<UserEvent>, held: &mut Held) -> Result {
     // SAFETY: `ptr` is in the table, hence registered.
     unsafe { UserEvent::unregister(ptr, held)? };
+    // SAFETY: `ptr` is registered, its `dyn_event` initialised.
+    unsafe { crate::dyn_events::remove(ptr.as_ref().devent(), held) };
     let events = &mut STATE.get(held).events;
     if let Some(i) = events.iter().position(|e| e.ptr == ptr) {
         events.remove(i)?;

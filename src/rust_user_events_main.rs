@@ -18,6 +18,7 @@ use kernel::prelude::*;
 mod bindings;
 mod data_file;
 mod deferred;
+mod dyn_events;
 mod enabler;
 mod event;
 mod event_mutex;
@@ -56,6 +57,7 @@ pub(crate) fn module_ptr() -> *mut kernel::bindings::module {
 struct RustUserEvents {
     _status: tracefs::RootFile,
     _data: tracefs::RootFile,
+    _dyn: dyn_events::DynEventType,
     _sysctl: sysctl::Sysctl,
     _probes: lifecycle::ProcessProbes,
     _wq: deferred::Workqueue,
@@ -88,7 +90,9 @@ impl kernel::Module for RustUserEvents {
         let wq = deferred::Workqueue::new()?;
         let probes = lifecycle::ProcessProbes::new()?;
         let sysctl = sysctl::Sysctl::new()?;
-        let group = group::GroupHandle::new(group::Group::new()?);
+        let group_arc = group::Group::new()?;
+        let dyn_type = dyn_events::DynEventType::new(&symbols, group_arc.clone());
+        let group = group::GroupHandle::new(group_arc);
         // SAFETY: `FOPS` is a promoted constant ('static). `group` is stored in the module next
         // to the file and dropped after it; open files pin the module, so they cannot outlive
         // `group` either.
@@ -113,6 +117,7 @@ impl kernel::Module for RustUserEvents {
         Ok(Self {
             _status: status,
             _data: data,
+            _dyn: dyn_type,
             _sysctl: sysctl,
             _probes: probes,
             _wq: wq,

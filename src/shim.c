@@ -226,6 +226,11 @@ enum print_line_t rue_trace_handle_return(struct trace_seq *s)
 	return trace_handle_return(s);
 }
 
+void rue_list_del_init(struct list_head *entry)
+{
+	list_del_init(entry);
+}
+
 void rue_lockdep_assert_held(struct mutex *lock)
 {
 	lockdep_assert_held(lock);

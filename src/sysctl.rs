@@ -16,6 +16,10 @@ struct Table([bindings::ctl_table; 1]);
 // SAFETY: The table is never written; `data` points to an atomic the handler writes as a u32.
 unsafe impl Sync for Table {}
 
+#[expect(
+    clippy::disallowed_methods,
+    reason = "a static needs a const pointer; `as_char_ptr` is not const"
+)]
 static TABLE: Table = Table([bindings::ctl_table {
     procname: c"user_events_max".as_ptr().cast(),
     data: (&raw const MAX_USER_EVENTS).cast_mut().cast(),

@@ -151,7 +151,6 @@ where
 
 /// Whether `system`, given in a dynamic_events delete command, may name a user event: either
 /// system name is accepted for every user event, whatever its flavour (quirk Q10).
-#[cfg_attr(not(test), expect(dead_code, reason = "used by the dynamic_events glue (issue 6)"))]
 pub(crate) fn system_matches(system: &str) -> bool {
     system == USER_EVENTS_SYSTEM || system == USER_EVENTS_MULTI_SYSTEM
 }

@@ -9,7 +9,6 @@ pub(crate) mod grammar;
 pub(crate) mod jhash;
 pub(crate) mod matching;
 pub(crate) mod print_fmt;
-#[cfg_attr(not(test), expect(dead_code, reason = "used by the dynamic_events glue (issue 6)"))]
 pub(crate) mod show;
 pub(crate) mod status;
 pub(crate) mod trace_output;

@@ -1,0 +1,264 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! `dynamic_events` integration: `u:name fields` lines create persistent user events,
+//! `!u:name fields` / `-:name` lines delete them, and every user event is listed (spec §3.4).
+//!
+//! 7.3 exports neither `dyn_event_register()` nor the list the inline `dyn_event_add()` uses,
+//! and has no way to unregister a type. The module does the same work on resolved data (see
+//! [`crate::symbols`]): it links its `dyn_event_operations` into `dyn_event_ops_list` under
+//! `dyn_event_ops_mutex`, and each event's `struct dyn_event` into `dyn_event_list` under
+//! `event_mutex`; at unload it unlinks the operations under the same mutex. The core only calls
+//! the operations with `dyn_event_ops_mutex` (create) or `event_mutex` (show, match, free,
+//! is_busy) held, so after the unlink no call can start and none is running.
+
+use crate::{
+    bindings,
+    event::{UserEvent, REG_PERSIST},
+    event_mutex::Held,
+    group::{self, Group},
+    kbuf::KBuf,
+    logic::{matching, show},
+    symbols::{KernelMutexGuard, Symbols},
+};
+use core::{
+    cell::UnsafeCell,
+    fmt,
+    ptr::{null_mut, NonNull},
+    sync::atomic::{AtomicPtr, Ordering},
+};
+use kernel::{prelude::*, seq_file::SeqFile, seq_print, sync::Arc};
+
+/// `dyn_event_list`, resolved at load.
+static DYN_EVENT_LIST: AtomicPtr<bindings::list_head> = AtomicPtr::new(null_mut());
+/// The group `create` registers into, set while the operations are linked.
+static GROUP: AtomicPtr<Group> = AtomicPtr::new(null_mut());
+
+/// The operations; the core links them through their `list` field.
+struct Ops(UnsafeCell<bindings::dyn_event_operations>);
+
+// SAFETY: The core reads the operations under its mutexes; this module writes `list` only while
+// linking and unlinking under `dyn_event_ops_mutex`.
+unsafe impl Sync for Ops {}
+
+static OPS: Ops = Ops(UnsafeCell::new(bindings::dyn_event_operations {
+    list: bindings::list_head {
+        next: null_mut(),
+        prev: null_mut(),
+    },
+    create: Some(create),
+    show: Some(show_line),
+    is_busy: Some(is_busy),
+    free: Some(free),
+    match_: Some(match_event),
+}));
+
+/// Links `event`'s `dyn_event` into `dyn_event_list` (upstream's inline `dyn_event_add`).
+///
+/// # Safety
+///
+/// `devent` must be the `dyn_event` of a registered event, not linked yet.
+pub(crate) unsafe fn add(devent: *mut bindings::dyn_event, _held: &mut Held) {
+    let list = DYN_EVENT_LIST.load(Ordering::Acquire);
+    if list.is_null() {
+        return;
+    }
+    // SAFETY: `event_mutex` is held (`_held`), which protects `dyn_event_list`; `devent` is live
+    // until `remove` unlinks it.
+    unsafe {
+        (*devent).ops = OPS.0.get();
+        bindings::list_add_tail(&raw mut (*devent).list, list);
+    }
+}
+
+/// Unlinks a `dyn_event` linked by [`add`] (upstream's inline `dyn_event_remove`).
+///
+/// # Safety
+///
+/// `devent` must have been initialised by [`UserEvent`] (linked or self-linked).
+pub(crate) unsafe fn remove(devent: *mut bindings::dyn_event, _held: &mut Held) {
+    // SAFETY: `event_mutex` is held; `list_del_init` of a self-linked node is a no-op.
+    unsafe { bindings::rue_list_del_init(&raw mut (*devent).list) };
+}
+
+/// The `u:` operations, linked into `dynamic_events` while alive.
+pub(crate) struct DynEventType {
+    ops_mutex: NonNull<bindings::mutex>,
+    _group: Arc<Group>,
+}
+
+// SAFETY: Only kernel-global objects are referenced.
+unsafe impl Send for DynEventType {}
+// SAFETY: As above.
+unsafe impl Sync for DynEventType {}
+
+impl DynEventType {
+    /// Registers the `u:` type (upstream `dyn_event_register(&user_event_dops)`).
+    pub(crate) fn new(symbols: &Symbols, group: Arc<Group>) -> Self {
+        DYN_EVENT_LIST.store(symbols.dyn_event_list.as_ptr(), Ordering::Release);
+        GROUP.store(Arc::as_ptr(&group).cast_mut(), Ordering::Release);
+        let _guard = KernelMutexGuard::lock(symbols.dyn_event_ops_mutex);
+        // SAFETY: `dyn_event_ops_mutex` is held, which protects `dyn_event_ops_list`; `OPS` is
+        // static and stays linked until `drop`.
+        unsafe {
+            let list = &raw mut (*OPS.0.get()).list;
+            bindings::INIT_LIST_HEAD(list);
+            bindings::list_add_tail(list, symbols.dyn_event_ops_list.as_ptr());
+        }
+        Self {
+            ops_mutex: symbols.dyn_event_ops_mutex,
+            _group: group,
+        }
+    }
+}
+
+impl Drop for DynEventType {
+    fn drop(&mut self) {
+        let _guard = KernelMutexGuard::lock(self.ops_mutex);
+        // SAFETY: Linked in `new` under the same mutex, held again here.
+        unsafe { bindings::rue_list_del_init(&raw mut (*OPS.0.get()).list) };
+        GROUP.store(null_mut(), Ordering::Release);
+    }
+}
+
+/// The event a `dyn_event` of ours belongs to.
+///
+/// # Safety
+///
+/// `ev` must be the `dyn_event` of a registered [`UserEvent`].
+unsafe fn event_of(ev: *mut bindings::dyn_event) -> NonNull<UserEvent> {
+    // SAFETY: `ev` is the `devent` field of a live `UserEvent` (container_of).
+    unsafe { NonNull::new_unchecked(ev.byte_sub(UserEvent::DEVENT_OFFSET).cast::<UserEvent>()) }
+}
+
+/// `create`: `u:name[:flags] fields` makes a persistent event (upstream `user_event_create`).
+///
+/// # Safety
+///
+/// Called by the core with a NUL-terminated command, under `dyn_event_ops_mutex`.
+unsafe extern "C" fn create(raw_command: *const c_char) -> c_int {
+    // SAFETY: The core passes a NUL-terminated string.
+    let cmd = unsafe { CStr::from_char_ptr(raw_command) }.to_bytes();
+    let Some(rest) = cmd.strip_prefix(show::USER_EVENTS_PREFIX.as_bytes()) else {
+        return ECANCELED.to_errno();
+    };
+    let start = rest.iter().position(|b| !b.is_ascii_whitespace()).unwrap_or(rest.len());
+    let Ok(name_args) = core::str::from_utf8(&rest[start..]) else {
+        return EINVAL.to_errno();
+    };
+    let group = GROUP.load(Ordering::Acquire);
+    if group.is_null() {
+        return ENOENT.to_errno();
+    }
+    // SAFETY: `GROUP` points to the group held by the registered type, alive while linked.
+    let group = unsafe { &*group };
+    let _reg = group.reg_mutex.lock();
+    match group.find_or_create(name_args, REG_PERSIST) {
+        Ok(event) => {
+            // SAFETY: `find_or_create` returned a reference; the event keeps its own.
+            unsafe { event.as_ref() }.put();
+            0
+        }
+        Err(e) => e.to_errno(),
+    }
+}
+
+/// Adapts a `seq_file` to `fmt::Write`.
+struct SeqWriter<'a>(&'a SeqFile);
+
+impl fmt::Write for SeqWriter<'_> {
+    fn write_str(&mut self, s: &str) -> fmt::Result {
+        seq_print!(self.0, "{s}");
+        Ok(())
+    }
+}
+
+/// `show`: the `dynamic_events` line (upstream `user_event_show`).
+///
+/// # Safety
+///
+/// Called by the core under `event_mutex` with one of our events.
+unsafe extern "C" fn show_line(m: *mut bindings::seq_file, ev: *mut bindings::dyn_event) -> c_int {
+    // SAFETY: `ev` is ours and registered while the core holds `event_mutex`.
+    let event = unsafe { event_of(ev).as_ref() };
+    // SAFETY: The core passes a valid seq_file.
+    let seq = unsafe { SeqFile::from_raw(m) };
+    let _ = show::write_show_line(&mut SeqWriter(seq), event.reg_name(), event.field_tuples());
+    0
+}
+
+/// `is_busy` (upstream: `!user_event_last_ref`).
+///
+/// # Safety
+///
+/// As [`show_line`].
+unsafe extern "C" fn is_busy(ev: *mut bindings::dyn_event) -> bool {
+    // SAFETY: As in `show_line`.
+    !unsafe { event_of(ev).as_ref() }.is_last_ref()
+}
+
+/// `free` (upstream `user_event_free`): deletes an unused event.
+///
+/// # Safety
+///
+/// As [`show_line`].
+unsafe extern "C" fn free(ev: *mut bindings::dyn_event) -> c_int {
+    // SAFETY: As in `show_line`.
+    let event = unsafe { event_of(ev) };
+    // SAFETY: As above.
+    let e = unsafe { event.as_ref() };
+    if !e.is_last_ref() {
+        return EBUSY.to_errno();
+    }
+    if e.is_persist() && !group::perfmon_capable() {
+        return EPERM.to_errno();
+    }
+    // SAFETY: The core holds `event_mutex` around `free`.
+    let mut held = unsafe { Held::assume_held() };
+    match group::unlink_and_free(event, &mut held) {
+        Ok(()) => 0,
+        Err(e) => e.to_errno(),
+    }
+}
+
+/// `match` (upstream `user_event_match`): by registered name, either user_events system (Q10),
+/// and the exact field list without the `;` fix-up of the registration path.
+///
+/// # Safety
+///
+/// As [`show_line`], with `argc` strings in `argv`.
+unsafe extern "C" fn match_event(
+    system: *const c_char,
+    event: *const c_char,
+    argc: c_int,
+    argv: *mut *const c_char,
+    ev: *mut bindings::dyn_event,
+) -> bool {
+    // SAFETY: As in `show_line`.
+    let e = unsafe { event_of(ev).as_ref() };
+    // SAFETY: The core passes a NUL-terminated event name.
+    if unsafe { CStr::from_char_ptr(event) }.to_bytes() != e.reg_name().as_bytes() {
+        return false;
+    }
+    if !system.is_null() {
+        // SAFETY: A non-null system is NUL-terminated.
+        let system = unsafe { CStr::from_char_ptr(system) };
+        if !matching::system_matches(system.to_str().unwrap_or("")) {
+            return false;
+        }
+    }
+    // Re-join the core's argv; splitting it again on whitespace gives the same tokens.
+    let mut args = KBuf::new();
+    for i in 0..usize::try_from(argc).unwrap_or(0) {
+        // SAFETY: `argv` holds `argc` NUL-terminated strings.
+        let arg = unsafe { CStr::from_char_ptr(*argv.add(i)) }.to_bytes();
+        if (i > 0 && args.push_bytes(b" ").is_err()) || args.push_bytes(arg).is_err() {
+            return false;
+        }
+    }
+    let args = args.into_vec();
+    let Ok(args) = core::str::from_utf8(&args) else {
+        return false;
+    };
+    matching::fields_match(e.field_tuples(), args, false)
+}
+
