@@ -1,0 +1,216 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * dynamic_events: u: lines create persistent user events, every user event is
+ * listed with upstream's exact line, the deletion forms, O_TRUNC, permission,
+ * coexistence with kprobe events, and rmmod refused while an event exists.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <linux/user_events.h>
+
+#include "kselftest_harness.h"
+
+#define TRACEFS "/sys/kernel/tracing/"
+#define DYN_FILE TRACEFS "dynamic_events"
+#define DATA_FILE TRACEFS "user_events_data"
+
+/* Appends @line to dynamic_events; returns 0 or -errno. */
+static int dyn_write(const char *line)
+{
+	int fd = open(DYN_FILE, O_RDWR | O_APPEND);
+	int ret;
+
+	if (fd < 0)
+		return -errno;
+	ret = write(fd, line, strlen(line)) >= 0 ? 0 : -errno;
+	close(fd);
+	return ret;
+}
+
+static int dyn_read(char *buf, size_t len)
+{
+	int fd = open(DYN_FILE, O_RDONLY);
+	ssize_t n, total = 0;
+
+	if (fd < 0)
+		return -errno;
+	while ((n = read(fd, buf + total, len - 1 - total)) > 0)
+		total += n;
+	buf[total] = '\0';
+	close(fd);
+	return total;
+}
+
+static int exists(const char *path)
+{
+	struct stat st;
+
+	return stat(path, &st) == 0;
+}
+
+TEST(create_show_and_delete_with_fields)
+{
+	char buf[8192];
+
+	ASSERT_EQ(0, dyn_write("u:__rue_d1 u32 count; char[20] msg; struct foo s 20"));
+	EXPECT_TRUE(exists(TRACEFS "events/user_events/__rue_d1/enable"));
+	ASSERT_LT(0, dyn_read(buf, sizeof(buf)));
+	EXPECT_NE(NULL, strstr(buf, "u:__rue_d1 u32 count; char[20] msg; struct foo s 20\n"))
+		TH_LOG("dynamic_events:\n%s", buf);
+	/* Deletion needs the exact field list. */
+	EXPECT_EQ(-ENOENT, dyn_write("!u:__rue_d1 u32 count"));
+	EXPECT_EQ(0, dyn_write("!u:__rue_d1 u32 count; char[20] msg; struct foo s 20"));
+	EXPECT_FALSE(exists(TRACEFS "events/user_events/__rue_d1"));
+}
+
+TEST(delete_forms)
+{
+	ASSERT_EQ(0, dyn_write("u:__rue_d2"));
+	EXPECT_EQ(0, dyn_write("-:__rue_d2"));
+	EXPECT_FALSE(exists(TRACEFS "events/user_events/__rue_d2"));
+
+	ASSERT_EQ(0, dyn_write("u:__rue_d3"));
+	EXPECT_EQ(0, dyn_write("-:user_events/__rue_d3"));
+	EXPECT_FALSE(exists(TRACEFS "events/user_events/__rue_d3"));
+
+	/* Either system name is accepted for any user event (Q10). */
+	ASSERT_EQ(0, dyn_write("u:__rue_d4"));
+	EXPECT_EQ(0, dyn_write("!u:user_events_multi/__rue_d4"));
+	EXPECT_FALSE(exists(TRACEFS "events/user_events/__rue_d4"));
+
+	EXPECT_EQ(-ENOENT, dyn_write("-:__rue_never_created"));
+}
+
+TEST(ioctl_events_are_listed_and_busy)
+{
+	__u32 check = 0;
+	char buf[8192];
+	struct user_reg reg = {
+		.size = sizeof(reg),
+		.enable_size = 4,
+		.enable_addr = (__u64)(uintptr_t)&check,
+		.name_args = (__u64)(uintptr_t)"__rue_d5 u32 a;u32 b",
+	};
+	struct user_unreg unreg = {
+		.size = sizeof(unreg),
+		.disable_addr = (__u64)(uintptr_t)&check,
+	};
+	int fd = open(DATA_FILE, O_RDWR), tfd;
+
+	ASSERT_NE(-1, fd);
+	ASSERT_EQ(0, ioctl(fd, DIAG_IOCSREG, &reg));
+	ASSERT_LT(0, dyn_read(buf, sizeof(buf)));
+	EXPECT_NE(NULL, strstr(buf, "u:__rue_d5 u32 a; u32 b\n")) TH_LOG("%s", buf);
+	/* A non-persistent event is busy: no delete, and O_TRUNC fails. */
+	EXPECT_EQ(-EBUSY, dyn_write("!u:__rue_d5 u32 a; u32 b"));
+	tfd = open(DYN_FILE, O_WRONLY | O_TRUNC);
+	EXPECT_EQ(-1, tfd);
+	EXPECT_EQ(EBUSY, errno);
+	if (tfd >= 0)
+		close(tfd);
+	EXPECT_EQ(0, ioctl(fd, DIAG_IOCSUNREG, &unreg));
+	close(fd);
+}
+
+TEST(truncate_frees_unused_user_events)
+{
+	ASSERT_EQ(0, dyn_write("u:__rue_d6 u64 x"));
+	ASSERT_TRUE(exists(TRACEFS "events/user_events/__rue_d6"));
+	/* Wait out auto-deletes of the previous test's event, then truncate. */
+	for (int i = 0; i < 1000; i++) {
+		int fd = open(DYN_FILE, O_WRONLY | O_TRUNC);
+
+		if (fd >= 0) {
+			close(fd);
+			break;
+		}
+		ASSERT_EQ(EBUSY, errno);
+		usleep(1000);
+	}
+	EXPECT_FALSE(exists(TRACEFS "events/user_events/__rue_d6"));
+}
+
+TEST(create_without_perfmon_is_eperm)
+{
+	pid_t pid = fork();
+	int status;
+
+	ASSERT_NE(-1, pid);
+	if (pid == 0) {
+		int fd = open(DYN_FILE, O_RDWR | O_APPEND);
+		const char *line = "u:__rue_d7 u32 a";
+
+		if (fd < 0 || setresuid(65534, 65534, 65534))
+			_exit(2);
+		_exit(write(fd, line, strlen(line)) == -1 && errno == EPERM ? 0 : 1);
+	}
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	EXPECT_TRUE(WIFEXITED(status));
+	EXPECT_EQ(0, WEXITSTATUS(status));
+	EXPECT_FALSE(exists(TRACEFS "events/user_events/__rue_d7"));
+}
+
+TEST(kprobe_events_still_work_alongside)
+{
+	char buf[8192];
+
+	ASSERT_EQ(0, dyn_write("p:rue_kp vfs_read"));
+	ASSERT_EQ(0, dyn_write("u:__rue_d8 u8 x"));
+	ASSERT_LT(0, dyn_read(buf, sizeof(buf)));
+	EXPECT_NE(NULL, strstr(buf, "p:kprobes/rue_kp vfs_read\n")) TH_LOG("%s", buf);
+	EXPECT_NE(NULL, strstr(buf, "u:__rue_d8 u8 x\n"));
+	EXPECT_EQ(0, dyn_write("-:kprobes/rue_kp"));
+	EXPECT_EQ(0, dyn_write("-:__rue_d8 u8 x"));
+}
+
+TEST(unload_is_refused_while_a_user_event_exists)
+{
+	ASSERT_EQ(0, dyn_write("u:__rue_d9"));
+	EXPECT_EQ(-1, syscall(SYS_delete_module, "rust_user_events", O_NONBLOCK));
+	EXPECT_EQ(EWOULDBLOCK, errno);
+	EXPECT_EQ(0, dyn_write("-:__rue_d9"));
+}
+
+static void *create_delete_loop(void *arg)
+{
+	char line[64];
+	long id = (long)arg;
+	long failures = 0;
+
+	for (int i = 0; i < 200; i++) {
+		snprintf(line, sizeof(line), "u:__rue_c%ld u32 a", id);
+		if (dyn_write(line))
+			failures++;
+		snprintf(line, sizeof(line), "-:__rue_c%ld u32 a", id);
+		if (dyn_write(line))
+			failures++;
+	}
+	return (void *)failures;
+}
+
+TEST(concurrent_create_and_delete)
+{
+	pthread_t t[2];
+	void *failures[2];
+
+	for (long i = 0; i < 2; i++)
+		ASSERT_EQ(0, pthread_create(&t[i], NULL, create_delete_loop, (void *)i));
+	for (int i = 0; i < 2; i++) {
+		ASSERT_EQ(0, pthread_join(t[i], &failures[i]));
+		EXPECT_EQ(NULL, failures[i]);
+	}
+	EXPECT_FALSE(exists(TRACEFS "events/user_events/__rue_c0"));
+	EXPECT_FALSE(exists(TRACEFS "events/user_events/__rue_c1"));
+}
+
+TEST_HARNESS_MAIN
