@@ -1,0 +1,332 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Enablers across the process lifecycle: an fd inherited by a child or passed
+ * over a unix socket registers into the registering process's memory; threads
+ * register; exit of the registrant lets the event auto-delete; exec drops the
+ * enablers; and a stress run of processes forking, registering, enabling and
+ * exiting concurrently (the VM then checks lockdep, KASAN and kmemleak).
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include <linux/user_events.h>
+
+#include "kselftest_harness.h"
+
+#define TRACEFS "/sys/kernel/tracing/"
+#define DATA_FILE TRACEFS "user_events_data"
+#define STRESS_SECONDS 30
+
+static int reg_event(int fd, const char *name_args, volatile __u32 *addr, int bit)
+{
+	struct user_reg reg = {
+		.size = sizeof(reg),
+		.enable_bit = bit,
+		.enable_size = 4,
+		.enable_addr = (__u64)(uintptr_t)addr,
+		.name_args = (__u64)(uintptr_t)name_args,
+	};
+
+	return ioctl(fd, DIAG_IOCSREG, &reg) ? -errno : 0;
+}
+
+static int unreg_event(int fd, volatile __u32 *addr, int bit)
+{
+	struct user_unreg unreg = {
+		.size = sizeof(unreg),
+		.disable_bit = bit,
+		.disable_addr = (__u64)(uintptr_t)addr,
+	};
+
+	return ioctl(fd, DIAG_IOCSUNREG, &unreg) ? -errno : 0;
+}
+
+static int set_enable(const char *event, const char *val)
+{
+	char path[256];
+	int fd, ok;
+
+	snprintf(path, sizeof(path), TRACEFS "events/user_events/%s/enable", event);
+	fd = open(path, O_WRONLY);
+	if (fd < 0)
+		return -errno;
+	ok = write(fd, val, 1) == 1;
+	close(fd);
+	return ok ? 0 : -EIO;
+}
+
+static int exists(const char *path)
+{
+	struct stat st;
+
+	return stat(path, &st) == 0;
+}
+
+/* Polls @word (another process writes it) up to 1 s for @want. */
+static int wait_word(volatile __u32 *word, __u32 want)
+{
+	for (int i = 0; i < 1000; i++) {
+		if (*word == want)
+			return 1;
+		usleep(1000);
+	}
+	return 0;
+}
+
+/* Auto-delete is asynchronous: wait up to @ms for @path to go. */
+static int gone_within(const char *path, int ms)
+{
+	for (int i = 0; i < ms; i++) {
+		if (!exists(path))
+			return 1;
+		usleep(1000);
+	}
+	return 0;
+}
+
+/* A page both processes see, for handshakes: page[1] = child registered. */
+static volatile __u32 *shared_page(void)
+{
+	void *p = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+
+	return p == MAP_FAILED ? NULL : p;
+}
+
+TEST(inherited_fd_registers_into_the_child)
+{
+	volatile __u32 *page = shared_page();
+	int fd = open(DATA_FILE, O_RDWR), status;
+	pid_t pid;
+
+	ASSERT_NE(NULL, page);
+	ASSERT_NE(-1, fd);
+	pid = fork();
+	ASSERT_NE(-1, pid);
+	if (pid == 0) {
+		/* A private word: only a write into the child's memory reaches it. */
+		volatile __u32 word = 0;
+
+		/* The child registers its word with the parent's fd. */
+		if (reg_event(fd, "__rue_lc1 u32 a", &word, 0))
+			_exit(2);
+		page[1] = 1;
+		/* Enabled by the parent: the kernel sets the bit in the child. */
+		_exit(wait_word(&word, 1) ? 0 : 1);
+	}
+	ASSERT_TRUE(wait_word(&page[1], 1));
+	ASSERT_EQ(0, set_enable("__rue_lc1", "1"));
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	EXPECT_EQ(0, WEXITSTATUS(status));
+	ASSERT_EQ(0, set_enable("__rue_lc1", "0"));
+	close(fd);
+	/* The registrant exited and the fd is closed: the event auto-deletes. */
+	EXPECT_TRUE(gone_within(TRACEFS "events/user_events/__rue_lc1", 1000));
+}
+
+static int send_fd(int sock, int fd)
+{
+	char cbuf[CMSG_SPACE(sizeof(int))] = {};
+	char byte = 'x';
+	struct iovec io = { &byte, 1 };
+	struct msghdr msg = { .msg_iov = &io, .msg_iovlen = 1, .msg_control = cbuf,
+			      .msg_controllen = sizeof(cbuf) };
+	struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
+
+	c->cmsg_level = SOL_SOCKET;
+	c->cmsg_type = SCM_RIGHTS;
+	c->cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(c), &fd, sizeof(int));
+	return sendmsg(sock, &msg, 0) == 1 ? 0 : -1;
+}
+
+static int recv_fd(int sock)
+{
+	char cbuf[CMSG_SPACE(sizeof(int))] = {};
+	char byte;
+	struct iovec io = { &byte, 1 };
+	struct msghdr msg = { .msg_iov = &io, .msg_iovlen = 1, .msg_control = cbuf,
+			      .msg_controllen = sizeof(cbuf) };
+	struct cmsghdr *c;
+	int fd;
+
+	if (recvmsg(sock, &msg, 0) != 1)
+		return -1;
+	c = CMSG_FIRSTHDR(&msg);
+	if (!c || c->cmsg_type != SCM_RIGHTS)
+		return -1;
+	memcpy(&fd, CMSG_DATA(c), sizeof(int));
+	return fd;
+}
+
+TEST(fd_passed_over_unix_socket_registers_into_the_receiver)
+{
+	volatile __u32 *page = shared_page();
+	int sv[2], status;
+	pid_t pid;
+
+	ASSERT_NE(NULL, page);
+	ASSERT_EQ(0, socketpair(AF_UNIX, SOCK_STREAM, 0, sv));
+	pid = fork();
+	ASSERT_NE(-1, pid);
+	if (pid == 0) {
+		/* Like dotnet-trace's target: it never opens user_events_data itself. */
+		int fd = recv_fd(sv[1]);
+		volatile __u32 word = 0;
+
+		if (fd < 0 || reg_event(fd, "__rue_lc2 u32 a", &word, 31))
+			_exit(2);
+		page[1] = 1;
+		_exit(wait_word(&word, 1u << 31) ? 0 : 1);
+	}
+	{
+		int fd = open(DATA_FILE, O_RDWR);
+
+		ASSERT_NE(-1, fd);
+		ASSERT_EQ(0, send_fd(sv[0], fd));
+		close(fd);
+	}
+	ASSERT_TRUE(wait_word(&page[1], 1));
+	ASSERT_EQ(0, set_enable("__rue_lc2", "1"));
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	EXPECT_EQ(0, WEXITSTATUS(status));
+	ASSERT_EQ(0, set_enable("__rue_lc2", "0"));
+	close(sv[0]);
+	close(sv[1]);
+	EXPECT_TRUE(gone_within(TRACEFS "events/user_events/__rue_lc2", 1000));
+}
+
+struct thread_arg {
+	int fd;
+	volatile __u32 word;
+	int ret;
+};
+
+static void *register_from_thread(void *p)
+{
+	struct thread_arg *arg = p;
+
+	arg->ret = reg_event(arg->fd, "__rue_lc3 u32 a", &arg->word, 4);
+	return NULL;
+}
+
+TEST(registration_from_a_thread)
+{
+	struct thread_arg arg = { .fd = open(DATA_FILE, O_RDWR) };
+	pthread_t t;
+
+	ASSERT_NE(-1, arg.fd);
+	ASSERT_EQ(0, pthread_create(&t, NULL, register_from_thread, &arg));
+	ASSERT_EQ(0, pthread_join(t, NULL));
+	ASSERT_EQ(0, arg.ret);
+	ASSERT_EQ(0, set_enable("__rue_lc3", "1"));
+	EXPECT_EQ(1u << 4, arg.word);
+	ASSERT_EQ(0, set_enable("__rue_lc3", "0"));
+	EXPECT_EQ(0, arg.word);
+	/* The enabler belongs to the process: the main thread can unregister it. */
+	EXPECT_EQ(0, unreg_event(arg.fd, &arg.word, 4));
+	close(arg.fd);
+}
+
+TEST(exec_drops_the_enablers)
+{
+	volatile __u32 *page = shared_page();
+	int fd = open(DATA_FILE, O_RDWR), status;
+	pid_t pid;
+
+	ASSERT_NE(NULL, page);
+	ASSERT_NE(-1, fd);
+	pid = fork();
+	ASSERT_NE(-1, pid);
+	if (pid == 0) {
+		int own = open(DATA_FILE, O_RDWR | O_CLOEXEC);
+
+		if (own < 0 || reg_event(own, "__rue_lc4 u32 a", &page[0], 0))
+			_exit(2);
+		execl("/bin/sleep", "sleep", "2", NULL);
+		_exit(3);
+	}
+	/* After the exec the enabler and its file are gone: the event auto-deletes. */
+	EXPECT_TRUE(gone_within(TRACEFS "events/user_events/__rue_lc4", 1500));
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	EXPECT_EQ(0, WEXITSTATUS(status));
+	close(fd);
+}
+
+/* One stress worker: fork/register/enable/write/exit until the deadline. */
+static int stress_worker(int id, time_t deadline)
+{
+	char name[64], enable[64];
+	int loops = 0;
+
+	snprintf(name, sizeof(name), "__rue_st%d u32 a", id % 4);
+	snprintf(enable, sizeof(enable), "__rue_st%d", id % 4);
+	while (time(NULL) < deadline) {
+		pid_t pid = fork();
+
+		if (pid < 0)
+			return -1;
+		if (pid == 0) {
+			__u32 word = 0;
+			int fd = open(DATA_FILE, O_RDWR);
+			struct { __s32 idx; __u32 a; } rec = { 0, 1 };
+
+			if (fd < 0 || reg_event(fd, name, &word, id % 32))
+				_exit(1);
+			set_enable(enable, (loops & 1) ? "1" : "0");
+			if (fork() == 0)	/* a grandchild inherits the enabler and exits */
+				_exit(0);
+			(void)!write(fd, &rec, sizeof(rec));
+			wait(NULL);
+			_exit(0);	/* exit with the enabler still registered */
+		}
+		if (waitpid(pid, NULL, 0) != pid)
+			return -1;
+		loops++;
+	}
+	return loops;
+}
+
+/* 30 s of work; allow for a slow (TCG) machine. */
+FIXTURE(stress) {};
+FIXTURE_SETUP(stress) {}
+FIXTURE_TEARDOWN(stress) {}
+
+TEST_F_TIMEOUT(stress, fork_register_enable_exit, 300)
+{
+	time_t deadline = time(NULL) + STRESS_SECONDS;
+	pid_t workers[4];
+	int status;
+
+	for (int i = 0; i < 4; i++) {
+		workers[i] = fork();
+		ASSERT_NE(-1, workers[i]);
+		if (workers[i] == 0)
+			_exit(stress_worker(i, deadline) > 0 ? 0 : 1);
+	}
+	for (int i = 0; i < 4; i++) {
+		ASSERT_EQ(workers[i], waitpid(workers[i], &status, 0));
+		EXPECT_EQ(0, WEXITSTATUS(status));
+	}
+	for (int i = 0; i < 4; i++) {
+		char ev[64], path[128];
+
+		snprintf(ev, sizeof(ev), "__rue_st%d", i);
+		set_enable(ev, "0");
+		snprintf(path, sizeof(path), TRACEFS "events/user_events/%s", ev);
+		EXPECT_TRUE(gone_within(path, 2000)) TH_LOG("%s lingers", ev);
+	}
+}
+
+TEST_HARNESS_MAIN
