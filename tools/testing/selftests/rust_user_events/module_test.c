@@ -136,6 +136,47 @@ TEST(unload_removes_files_and_reload_restores_them)
 	EXPECT_TRUE(exists(STATUS_FILE));
 }
 
+/* Appends @line to dynamic_events; returns 0 or -errno. */
+static int dyn_write(const char *line)
+{
+	int fd = open("/sys/kernel/tracing/dynamic_events", O_WRONLY | O_APPEND);
+	int ret;
+
+	if (fd < 0)
+		return -errno;
+	ret = write(fd, line, strlen(line)) >= 0 ? 0 : -errno;
+	close(fd);
+	return ret;
+}
+
+/* kprobe and synthetic events through dynamic_events: create, then delete. */
+static int other_dyn_types_work(void)
+{
+	if (dyn_write("p:rue_kp vfs_read") || dyn_write("s:rue_synth u64 v"))
+		return 0;
+	if (!exists("/sys/kernel/tracing/events/kprobes/rue_kp") ||
+	    !exists("/sys/kernel/tracing/events/synthetic/rue_synth"))
+		return 0;
+	return !dyn_write("-:kprobes/rue_kp") && !dyn_write("-:synthetic/rue_synth");
+}
+
+TEST(dynamic_events_stay_usable_across_load_and_unload)
+{
+	for (int i = 0; i < 3; i++) {
+		ASSERT_EQ(0, dyn_write("u:__rue_m1 u32 a")) TH_LOG("cycle %d", i);
+		ASSERT_TRUE(other_dyn_types_work());
+		/* A user event pins the module. */
+		EXPECT_EQ(-EWOULDBLOCK, unload());
+		/* Deleting needs the exact field list. */
+		ASSERT_EQ(0, dyn_write("-:__rue_m1 u32 a"));
+		ASSERT_EQ(0, unload()) TH_LOG("cycle %d", i);
+		/* Without the module, u: lines are nobody's, the rest still works. */
+		EXPECT_EQ(-EINVAL, dyn_write("u:__rue_m1 u32 a"));
+		ASSERT_TRUE(other_dyn_types_work());
+		ASSERT_EQ(0, load(module_path()));
+	}
+}
+
 /* Each cycle waits for RCU and tracepoint grace periods: allow minutes under TCG. */
 FIXTURE(cycles) {};
 FIXTURE_SETUP(cycles) {}
