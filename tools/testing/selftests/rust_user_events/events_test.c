@@ -255,6 +255,39 @@ TEST_F(ev, enable_sets_bit_and_trace_shows_fields)
 	EXPECT_EQ(0, unreg_event(self->fd, &self->check, 0));
 }
 
+TEST_F(ev, filter_and_hist_trigger_use_the_fields)
+{
+	struct {
+		__s32 idx;
+		__u32 a;
+	} __attribute__((packed)) rec = { 0, 0 };
+	char buf[65536];
+	__u32 idx = 9;
+
+	ASSERT_EQ(0, reg_event(self->fd, "__rue_fh u32 a", &self->check, 4, 0, 0, &idx));
+	ASSERT_EQ(0, write_file(TRACEFS "trace", ""));
+	ASSERT_EQ(0, write_file(TRACEFS "events/user_events/__rue_fh/filter", "a > 5"));
+	ASSERT_EQ(0, write_file(TRACEFS "events/user_events/__rue_fh/trigger", "hist:keys=a"));
+	ASSERT_EQ(0, write_file(TRACEFS "events/user_events/__rue_fh/enable", "1"));
+	rec.idx = idx;
+	for (rec.a = 1; rec.a <= 10; rec.a++)
+		ASSERT_EQ(sizeof(rec), write(self->fd, &rec, sizeof(rec)));
+	ASSERT_LT(0, read_file(TRACEFS "trace", buf, sizeof(buf)));
+	EXPECT_EQ(NULL, strstr(buf, "__rue_fh: a=0x5 (5)\n")) TH_LOG("trace:\n%s", buf);
+	EXPECT_NE(NULL, strstr(buf, "__rue_fh: a=0x6 (6)\n")) TH_LOG("trace:\n%s", buf);
+	EXPECT_NE(NULL, strstr(buf, "__rue_fh: a=0xa (10)\n"));
+	ASSERT_LT(0, read_file(TRACEFS "events/user_events/__rue_fh/hist", buf, sizeof(buf)));
+	/* Triggers see every record; the event filter only decides what is kept in the buffer. */
+	EXPECT_NE(NULL, strstr(buf, "{ a:         10 } hitcount:          1\n")) TH_LOG("hist:\n%s", buf);
+	EXPECT_NE(NULL, strstr(buf, "Hits: 10\n")) TH_LOG("hist:\n%s", buf);
+	EXPECT_NE(NULL, strstr(buf, "Entries: 10\n")) TH_LOG("hist:\n%s", buf);
+	ASSERT_EQ(0, write_file(TRACEFS "events/user_events/__rue_fh/enable", "0"));
+	/* O_TRUNC clears the triggers. */
+	ASSERT_EQ(0, write_file(TRACEFS "events/user_events/__rue_fh/trigger", ""));
+	ASSERT_EQ(0, write_file(TRACEFS "events/user_events/__rue_fh/filter", "0"));
+	EXPECT_EQ(0, unreg_event(self->fd, &self->check, 0));
+}
+
 TEST_F(ev, write_path_errnos)
 {
 	struct {
