@@ -46,9 +46,11 @@ conformance: modules
 	@bash $(TOOLS)/conformance.sh "$(kdir)"
 
 # Boot the test VM with the module loaded, add EXTRA (a directory of static
-# programs) to the guest's /rue, and run CMD there. See README.md.
+# programs) to the guest's /rue, and run CMD there. See README.md. CMD reaches
+# the guest through the environment, so no part of it is run by the host shell.
+vm: export RUE_VM_CMD = $(CMD)
 vm: modules
-	@bash $(TOOLS)/vm/run.sh --kdir "$(kdir)" $(if $(EXTRA),--add "$(EXTRA)") -- $(CMD)
+	@bash $(TOOLS)/vm/run.sh --kdir "$(kdir)" $(if $(EXTRA),--add "$(EXTRA)") -- "$$RUE_VM_CMD"
 
 clean:
 	@$(MAKE) -C "$(kdir)" M=$(CURDIR) LLVM=$(LLVM) clean

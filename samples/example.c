@@ -219,7 +219,7 @@ int main(int argc, char **argv)
 		}
 		written++;
 	}
-	printf("rue_example: wrote %lu events, skipped %lu (nobody listening)\n", written,
+	printf("rue_example: wrote %lu events, skipped %lu while nobody listened\n", written,
 	       skipped);
 
 	/* Stop the kernel from updating `enabled`, then drop the event's file reference. */

@@ -61,20 +61,25 @@ sample() {
 	echo "\$ $prog 5 10 &    # register, wait up to 10 s for a tracer, then loop"
 	$prog 5 10 >/tmp/out 2>&1 &
 	pid=$!
+	# Registered once it says it is waiting (its output goes to a file to keep
+	# the order of the lines here).
 	i=0
-	while [ ! -e $ev/enable ]; do
+	until grep -q '^[^ ]*: waiting' /tmp/out; do
 		i=$((i + 1))
-		if [ $i -gt 100 ]; then
+		if ! kill -0 $pid 2>/dev/null || [ $i -gt 100 ]; then
 			kill $pid 2>/dev/null
 			cat /tmp/out
-			die "$ev did not appear"
+			die "$prog did not register and wait"
 		fi
 		sleep 0.1
 	done
+	cat /tmp/out
+	shown=$(wc -l </tmp/out)
+	[ -e $ev/enable ] || die "$ev does not exist while $prog has it registered"
 	run "echo 1 > $ev/enable" || die "enabling $prog"
 	wait $pid
 	rc=$?
-	cat /tmp/out
+	sed "1,${shown}d" /tmp/out
 	[ $rc -eq 0 ] || die "$prog exited $rc"
 	grep -q 'wrote 5 events, skipped 0' /tmp/out || die "$prog did not write 5 events"
 	run cat $T/user_events_status

@@ -300,7 +300,7 @@ fn main() -> ExitCode {
             }
         }
     }
-    println!("{EVENT}: wrote {written} events, skipped {skipped} (nobody listening)");
+    println!("{EVENT}: wrote {written} events, skipped {skipped} while nobody listened");
 
     if let Err(e) = unregister(&file) {
         fail("ioctl DIAG_IOCSUNREG", &e, None);
