@@ -18,15 +18,15 @@ use crate::{
     group::{self, Group},
     kbuf::KBuf,
     logic::{matching, show},
+    seq::SeqWriter,
     symbols::{KernelMutexGuard, Symbols},
 };
 use core::{
     cell::UnsafeCell,
-    fmt,
     ptr::{null_mut, NonNull},
     sync::atomic::{AtomicPtr, Ordering},
 };
-use kernel::{prelude::*, seq_file::SeqFile, seq_print, sync::Arc};
+use kernel::{prelude::*, seq_file::SeqFile, sync::Arc};
 
 /// `dyn_event_list`, resolved at load.
 static DYN_EVENT_LIST: AtomicPtr<bindings::list_head> = AtomicPtr::new(null_mut());
@@ -159,16 +159,6 @@ unsafe extern "C" fn create(raw_command: *const c_char) -> c_int {
             0
         }
         Err(e) => e.to_errno(),
-    }
-}
-
-/// Adapts a `seq_file` to `fmt::Write`.
-struct SeqWriter<'a>(&'a SeqFile);
-
-impl fmt::Write for SeqWriter<'_> {
-    fn write_str(&mut self, s: &str) -> fmt::Result {
-        seq_print!(self.0, "{s}");
-        Ok(())
     }
 }
 

@@ -30,6 +30,7 @@ mod layout;
 mod lifecycle;
 mod logic;
 mod probes;
+mod seq;
 mod status_file;
 mod symbols;
 mod sysctl;

@@ -2,26 +2,14 @@
 
 //! FFI glue of `user_events_status`: a single-record `seq_file`, as upstream.
 
-use crate::{bindings, group::Group};
-use core::fmt;
+use crate::{bindings, group::Group, seq::SeqWriter};
 use kernel::{
     module::this_module,
     prelude::*,
     seq_file::SeqFile,
-    seq_print,
     sync::Arc,
     types::ForeignOwnable, //
 };
-
-/// Adapts a `seq_file` to `fmt::Write`, so the pure status text can be written into it.
-struct SeqWriter<'a>(&'a SeqFile);
-
-impl fmt::Write for SeqWriter<'_> {
-    fn write_str(&mut self, s: &str) -> fmt::Result {
-        seq_print!(self.0, "{s}");
-        Ok(())
-    }
-}
 
 /// # Safety
 ///

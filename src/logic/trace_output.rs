@@ -224,6 +224,22 @@ fn print_other<S: TraceSeq + ?Sized>(
     }
 }
 
+/// The bytes the loc word at `loc_offset` points at; `None` when the word or the data lies
+/// past the record (`<OVERFLOW>`). A length `<= 0` gives no bytes.
+///
+/// `rel_base` is the field offset for `__rel_loc`, whose data starts after the loc word.
+fn loc_bytes(record: &[u8], loc_offset: i64, rel_base: Option<i64>) -> Option<&[u8]> {
+    let loc = loc_at(record, loc_offset)?;
+    let (mut offset, len) = decode_loc(loc);
+    if let Some(base) = rel_base {
+        offset = offset.saturating_add(base).saturating_add(4);
+    }
+    if offset.saturating_add(len) > ent_size(record) {
+        return None;
+    }
+    Some(bytes_at(record, offset, len.max(0)).unwrap_or(&[]))
+}
+
 /// `print_array()`: the bytes a non-string loc word points at, as `hh,hh,…`.
 ///
 /// `rel_base` is the field offset for `__rel_loc`, whose data starts after the loc word.
@@ -234,18 +250,9 @@ fn print_array<S: TraceSeq + ?Sized>(
     rel_base: Option<i64>,
 ) -> fmt::Result {
     // The caller checked that the 4-byte field is inside the record.
-    let Some(loc) = loc_at(record, loc_offset) else {
+    let Some(bytes) = loc_bytes(record, loc_offset, rel_base) else {
         return out.write_str("<OVERFLOW>");
     };
-    let (mut offset, len) = decode_loc(loc);
-    if let Some(base) = rel_base {
-        offset = offset.saturating_add(base).saturating_add(4);
-    }
-    if offset.saturating_add(len) > ent_size(record) {
-        return out.write_str("<OVERFLOW>");
-    }
-    // `len <= 0` prints nothing.
-    let bytes = bytes_at(record, offset, len.max(0)).unwrap_or(&[]);
     for (i, b) in bytes.iter().enumerate() {
         if i != 0 {
             out.write_char(',')?;
@@ -268,17 +275,9 @@ fn print_dyn_string<S: TraceSeq + ?Sized>(
     // Deviation: a `struct` type naming `__data_loc`/`__rel_loc` and `char` with a size below 4
     // makes upstream read the loc word past the field, maybe past the record; we print
     // `<OVERFLOW>` when it is past the record.
-    let Some(loc) = loc_at(record, loc_offset) else {
+    let Some(bytes) = loc_bytes(record, loc_offset, rel_base) else {
         return out.write_str("<OVERFLOW>");
     };
-    let (mut offset, len) = decode_loc(loc);
-    if let Some(base) = rel_base {
-        offset = offset.saturating_add(base).saturating_add(4);
-    }
-    if offset.saturating_add(len) > ent_size(record) {
-        return out.write_str("<OVERFLOW>");
-    }
-    let bytes = bytes_at(record, offset, len.max(0)).unwrap_or(&[]);
     if bytes.iter().any(|&b| b != 0 && !is_ascii_print(b)) {
         for &b in bytes {
             if is_ascii_print(b) {
@@ -297,7 +296,8 @@ fn print_dyn_string<S: TraceSeq + ?Sized>(
         }
         out.write_char(')')
     } else {
-        print_c_string(out, bytes, len)
+        // `bytes` holds exactly the loc length (none for a negative one).
+        print_c_string(out, bytes, i64::try_from(bytes.len()).unwrap_or(0))
     }
 }
 

@@ -19,44 +19,11 @@
 #include <linux/user_events.h>
 
 #include "kselftest_harness.h"
+#include "rue_helpers.h"
 
 #define TRACEFS "/sys/kernel/tracing/"
 #define DYN_FILE TRACEFS "dynamic_events"
 #define DATA_FILE TRACEFS "user_events_data"
-
-/* Appends @line to dynamic_events; returns 0 or -errno. */
-static int dyn_write(const char *line)
-{
-	int fd = open(DYN_FILE, O_RDWR | O_APPEND);
-	int ret;
-
-	if (fd < 0)
-		return -errno;
-	ret = write(fd, line, strlen(line)) >= 0 ? 0 : -errno;
-	close(fd);
-	return ret;
-}
-
-static int dyn_read(char *buf, size_t len)
-{
-	int fd = open(DYN_FILE, O_RDONLY);
-	ssize_t n, total = 0;
-
-	if (fd < 0)
-		return -errno;
-	while ((n = read(fd, buf + total, len - 1 - total)) > 0)
-		total += n;
-	buf[total] = '\0';
-	close(fd);
-	return total;
-}
-
-static int exists(const char *path)
-{
-	struct stat st;
-
-	return stat(path, &st) == 0;
-}
 
 TEST(create_show_and_delete_with_fields)
 {
@@ -64,7 +31,7 @@ TEST(create_show_and_delete_with_fields)
 
 	ASSERT_EQ(0, dyn_write("u:__rue_d1 u32 count; char[20] msg; struct foo s 20"));
 	EXPECT_TRUE(exists(TRACEFS "events/user_events/__rue_d1/enable"));
-	ASSERT_LT(0, dyn_read(buf, sizeof(buf)));
+	ASSERT_LT(0, read_file(DYN_FILE, buf, sizeof(buf)));
 	EXPECT_NE(NULL, strstr(buf, "u:__rue_d1 u32 count; char[20] msg; struct foo s 20\n"))
 		TH_LOG("dynamic_events:\n%s", buf);
 	/* Deletion needs the exact field list. */
@@ -109,7 +76,7 @@ TEST(ioctl_events_are_listed_and_busy)
 
 	ASSERT_NE(-1, fd);
 	ASSERT_EQ(0, ioctl(fd, DIAG_IOCSREG, &reg));
-	ASSERT_LT(0, dyn_read(buf, sizeof(buf)));
+	ASSERT_LT(0, read_file(DYN_FILE, buf, sizeof(buf)));
 	EXPECT_NE(NULL, strstr(buf, "u:__rue_d5 u32 a; u32 b\n")) TH_LOG("%s", buf);
 	/* A non-persistent event is busy: no delete, and O_TRUNC fails. */
 	EXPECT_EQ(-EBUSY, dyn_write("!u:__rue_d5 u32 a; u32 b"));
@@ -166,7 +133,7 @@ TEST(kprobe_events_still_work_alongside)
 
 	ASSERT_EQ(0, dyn_write("p:rue_kp vfs_read"));
 	ASSERT_EQ(0, dyn_write("u:__rue_d8 u8 x"));
-	ASSERT_LT(0, dyn_read(buf, sizeof(buf)));
+	ASSERT_LT(0, read_file(DYN_FILE, buf, sizeof(buf)));
 	EXPECT_NE(NULL, strstr(buf, "p:kprobes/rue_kp vfs_read\n")) TH_LOG("%s", buf);
 	EXPECT_NE(NULL, strstr(buf, "u:__rue_d8 u8 x\n"));
 	EXPECT_EQ(0, dyn_write("-:kprobes/rue_kp"));

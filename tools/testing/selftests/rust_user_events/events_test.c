@@ -21,6 +21,7 @@
 #include <linux/user_events.h>
 
 #include "kselftest_harness.h"
+#include "rue_helpers.h"
 
 #define TRACEFS "/sys/kernel/tracing/"
 #define DATA_FILE TRACEFS "user_events_data"
@@ -59,53 +60,6 @@ static int unreg_event(int fd, void *addr, int bit)
 static int del_event(int fd, const char *name)
 {
 	return ioctl(fd, DIAG_IOCSDEL, name) ? -errno : 0;
-}
-
-static int write_file(const char *path, const char *text)
-{
-	int fd = open(path, O_WRONLY | O_TRUNC);
-	int ret;
-
-	if (fd < 0)
-		return -errno;
-	ret = write(fd, text, strlen(text)) == (ssize_t)strlen(text) ? 0 : -errno;
-	close(fd);
-	return ret;
-}
-
-/* Reads a whole (small) file into buf; returns its length or -errno. */
-static int read_file(const char *path, char *buf, size_t len)
-{
-	int fd = open(path, O_RDONLY);
-	ssize_t n, total = 0;
-
-	if (fd < 0)
-		return -errno;
-	while ((n = read(fd, buf + total, len - 1 - total)) > 0)
-		total += n;
-	buf[total] = '\0';
-	close(fd);
-	return total;
-}
-
-static int exists(const char *path)
-{
-	struct stat st;
-
-	return stat(path, &st) == 0;
-}
-
-/* Auto-delete is asynchronous, as upstream: wait up to 1 s for @path to go. */
-static int gone_within_1s(const char *path)
-{
-	int i;
-
-	for (i = 0; i < 1000; i++) {
-		if (!exists(path))
-			return 1;
-		usleep(1000);
-	}
-	return 0;
 }
 
 FIXTURE(ev) {
@@ -414,7 +368,7 @@ TEST_F(ev, non_persistent_delete_is_busy_then_auto_deleted)
 	EXPECT_EQ(-EBUSY, del_event(self->fd, "__rue_ad"));
 	ASSERT_EQ(0, unreg_event(fd, &self->check, 0));
 	close(fd);
-	EXPECT_TRUE(gone_within_1s(TRACEFS "events/user_events/__rue_ad"));
+	EXPECT_TRUE(gone_within(TRACEFS "events/user_events/__rue_ad", 1000));
 }
 
 TEST_F(ev, user_events_max_limits_creation)

@@ -24,6 +24,7 @@
 #include <linux/user_events.h>
 
 #include "kselftest_harness.h"
+#include "rue_helpers.h"
 
 #define TRACEFS "/sys/kernel/tracing/"
 #define DATA_FILE TRACEFS "user_events_data"
@@ -67,29 +68,11 @@ static int set_enable(const char *event, const char *val)
 	return ok ? 0 : -EIO;
 }
 
-static int exists(const char *path)
-{
-	struct stat st;
-
-	return stat(path, &st) == 0;
-}
-
 /* Polls @word (another process writes it) up to 1 s for @want. */
 static int wait_word(volatile __u32 *word, __u32 want)
 {
 	for (int i = 0; i < 1000; i++) {
 		if (*word == want)
-			return 1;
-		usleep(1000);
-	}
-	return 0;
-}
-
-/* Auto-delete is asynchronous: wait up to @ms for @path to go. */
-static int gone_within(const char *path, int ms)
-{
-	for (int i = 0; i < ms; i++) {
-		if (!exists(path))
 			return 1;
 		usleep(1000);
 	}

@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "kselftest_harness.h"
+#include "rue_helpers.h"
 
 #define DATA_FILE "/sys/kernel/tracing/user_events_data"
 #define STATUS_FILE "/sys/kernel/tracing/user_events_status"
@@ -77,13 +78,6 @@ static int unload(void)
 	return syscall(SYS_delete_module, MODULE_NAME, O_NONBLOCK) ? -errno : 0;
 }
 
-static int exists(const char *path)
-{
-	struct stat st;
-
-	return stat(path, &st) == 0;
-}
-
 TEST(second_load_is_refused_with_eexist)
 {
 	ASSERT_TRUE(exists(DATA_FILE));
@@ -134,19 +128,6 @@ TEST(unload_removes_files_and_reload_restores_them)
 	ASSERT_EQ(0, load(module_path()));
 	EXPECT_TRUE(exists(DATA_FILE));
 	EXPECT_TRUE(exists(STATUS_FILE));
-}
-
-/* Appends @line to dynamic_events; returns 0 or -errno. */
-static int dyn_write(const char *line)
-{
-	int fd = open("/sys/kernel/tracing/dynamic_events", O_WRONLY | O_APPEND);
-	int ret;
-
-	if (fd < 0)
-		return -errno;
-	ret = write(fd, line, strlen(line)) >= 0 ? 0 : -errno;
-	close(fd);
-	return ret;
 }
 
 /* kprobe and synthetic events through dynamic_events: create, then delete. */

@@ -1,0 +1,76 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * File helpers shared by the rust_user_events guest tests. Each returns 0 (or
+ * a length) on success and -errno on failure, so tests can assert the errno.
+ */
+#ifndef RUE_HELPERS_H
+#define RUE_HELPERS_H
+
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define RUE_TRACEFS "/sys/kernel/tracing/"
+
+/* Writes @text to @path, opened with @flags. */
+static inline int rue_write_text(const char *path, int flags, const char *text)
+{
+	int fd = open(path, O_WRONLY | flags);
+	ssize_t n;
+
+	if (fd < 0)
+		return -errno;
+	n = write(fd, text, strlen(text));
+	n = n == (ssize_t)strlen(text) ? 0 : (n < 0 ? -errno : -EIO);
+	close(fd);
+	return n;
+}
+
+/* Writes @text to @path, truncating it (resets trace, sets enable and filter files). */
+static inline int write_file(const char *path, const char *text)
+{
+	return rue_write_text(path, O_TRUNC, text);
+}
+
+/* Appends @line to dynamic_events. */
+static inline int dyn_write(const char *line)
+{
+	return rue_write_text(RUE_TRACEFS "dynamic_events", O_APPEND, line);
+}
+
+/* Reads a whole (small) file into @buf, NUL-terminated; returns its length. */
+static inline int read_file(const char *path, char *buf, size_t len)
+{
+	int fd = open(path, O_RDONLY);
+	ssize_t n, total = 0;
+
+	if (fd < 0)
+		return -errno;
+	while ((n = read(fd, buf + total, len - 1 - total)) > 0)
+		total += n;
+	buf[total] = '\0';
+	close(fd);
+	return total;
+}
+
+static inline int exists(const char *path)
+{
+	struct stat st;
+
+	return stat(path, &st) == 0;
+}
+
+/* Auto-deletion is asynchronous, as upstream: waits up to @ms for @path to go. */
+static inline int gone_within(const char *path, int ms)
+{
+	for (int i = 0; i < ms; i++) {
+		if (!exists(path))
+			return 1;
+		usleep(1000);
+	}
+	return 0;
+}
+
+#endif /* RUE_HELPERS_H */
