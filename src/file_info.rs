@@ -146,7 +146,7 @@ impl FileInfo {
         // SAFETY: `find_or_create` returned a reference, dropped here (the file holds its own).
         unsafe { event.as_ref() }.put();
         let index = index?;
-        enabler::create(&mut Held::lock(), event, enable_addr, enable_bit)?;
+        enabler::create(event, enable_addr, enable_bit)?;
         // A failure to report the index is ignored, as upstream.
         let _ = UserSlice::new(UserPtr::from_addr(arg + 24), 4)
             .writer()
@@ -204,7 +204,7 @@ impl FileInfo {
         }
         let disable_addr = u64_at(&kunreg, 8);
         let _reg = self.group.reg_mutex.lock();
-        enabler::unregister(&mut Held::lock(), enabler::Owner::current(), disable_addr, disable_bit)
+        enabler::unregister(enabler::Owner::current(), disable_addr, disable_bit)
     }
 
     /// `write(2)`/`writev(2)`: `[s32 write_index][payload]` (upstream `user_events_write_core`).

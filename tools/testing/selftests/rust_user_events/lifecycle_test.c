@@ -247,6 +247,45 @@ TEST(exec_drops_the_enablers)
 	close(fd);
 }
 
+/* Unmapped or read-only after registration: the kernel gives up quietly, UNREG says EFAULT. */
+static void hostile_word(struct __test_metadata *_metadata, const char *event, int unmap)
+{
+	char name[64], path[128];
+	int fd = open(DATA_FILE, O_RDWR);
+	__u32 *word = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	ASSERT_NE(-1, fd);
+	ASSERT_NE(MAP_FAILED, word);
+	snprintf(name, sizeof(name), "%s u32 a", event);
+	ASSERT_EQ(0, reg_event(fd, name, word, 0));
+	if (unmap) {
+		ASSERT_EQ(0, munmap(word, 4096));
+	} else {
+		ASSERT_EQ(0, mprotect(word, 4096, PROT_READ));
+	}
+	/* Each status change queues a bounded fault-in that fails; nothing warns or hangs. */
+	for (int i = 0; i < 5; i++) {
+		ASSERT_EQ(0, set_enable(event, "1"));
+		ASSERT_EQ(0, set_enable(event, "0"));
+	}
+	EXPECT_EQ(-EFAULT, unreg_event(fd, word, 0));
+	close(fd);
+	if (!unmap)
+		munmap(word, 4096);
+	snprintf(path, sizeof(path), TRACEFS "events/user_events/%s", event);
+	EXPECT_TRUE(gone_within(path, 1000));
+}
+
+TEST(unmapped_enable_word_is_given_up_quietly)
+{
+	hostile_word(_metadata, "__rue_lc5", 1);
+}
+
+TEST(read_only_enable_word_is_given_up_quietly)
+{
+	hostile_word(_metadata, "__rue_lc6", 0);
+}
+
 /* One stress worker: fork/register/enable/write/exit until the deadline. */
 static int stress_worker(int id, time_t deadline)
 {
