@@ -148,6 +148,88 @@ TEST(unload_is_refused_while_a_user_event_exists)
 	EXPECT_EQ(0, dyn_write("-:__rue_d9"));
 }
 
+/* Field lists (spec §2) given to both paths; each must get the same verdict from both. */
+static const char *const grammar_cases[] = {
+	"", "u64 a", "s64 a", "u32 a", "s32 a", "int a", "unsigned int a", "u16 a", "short a",
+	"unsigned short a", "u8 a", "s8 a", "char a", "unsigned char a", "char[20] a",
+	"unsigned char[20] a", "char[0x14] a", "char[010] a", "char[1024] a", "__data_loc char[] a",
+	"__data_loc unsigned char[] a", "__rel_loc char[] a", "__rel_loc unsigned char[] a",
+	"struct custom a 20", "u32 a; u32 b", "u32 a;u32 b", "u32 a;", "u32 a;;u32 b",
+	/* rejected */
+	"long a", "unsigned long a", "bool a", "__u32 a", "u32[4] a", "char [4] a", "unsigned a",
+	"char[] a", "struct custom a", "char a 20", "char[aa] a", "char[9999] a", "char[0] a",
+	"char[1025] a", "char[0x0000000000001] a", "u32", "u32  a", "u32 a b", "struct  x a 20",
+	"struct x a 0", "struct x a 2147483648",
+};
+
+/* DIAG_IOCSDEL of @name; returns 0 or -errno. */
+static int del_by_name(const char *name)
+{
+	int fd = open(DATA_FILE, O_RDWR), ret;
+
+	if (fd < 0)
+		return -errno;
+	ret = ioctl(fd, DIAG_IOCSDEL, name) ? -errno : 0;
+	close(fd);
+	return ret;
+}
+
+/* The first this many grammar_cases are valid. */
+#define GRAMMAR_ACCEPTED 28
+
+/* REG through the ioctl; returns 0 or -errno (the event is unregistered and closed again). */
+static int ioctl_verdict(const char *name_args)
+{
+	__u32 check = 0;
+	struct user_reg reg = {
+		.size = sizeof(reg),
+		.enable_size = 4,
+		.enable_addr = (__u64)(uintptr_t)&check,
+		.name_args = (__u64)(uintptr_t)name_args,
+	};
+	struct user_unreg unreg = {
+		.size = sizeof(unreg),
+		.disable_addr = (__u64)(uintptr_t)&check,
+	};
+	int fd = open(DATA_FILE, O_RDWR), ret;
+
+	if (fd < 0)
+		return -errno;
+	ret = ioctl(fd, DIAG_IOCSREG, &reg) ? -errno : 0;
+	if (!ret)
+		ioctl(fd, DIAG_IOCSUNREG, &unreg);
+	close(fd);
+	return ret;
+}
+
+TEST(every_grammar_case_gets_the_same_verdict_from_both_paths)
+{
+	for (unsigned int i = 0; i < sizeof(grammar_cases) / sizeof(grammar_cases[0]); i++) {
+		char name_args[256], line[300], dir[128];
+		int by_ioctl, by_dyn;
+
+		/* One event name per case, so earlier cases cannot match or clash. */
+		snprintf(name_args, sizeof(name_args), "__rue_g%u %s", i, grammar_cases[i]);
+		snprintf(line, sizeof(line), "u:%s", name_args);
+		snprintf(dir, sizeof(dir), TRACEFS "events/user_events/__rue_g%u", i);
+		by_ioctl = ioctl_verdict(name_args);
+		EXPECT_TRUE(gone_within(dir, 1000)) TH_LOG("case '%s' lingers", grammar_cases[i]);
+		by_dyn = dyn_write(line);
+		EXPECT_EQ(i < GRAMMAR_ACCEPTED, by_ioctl == 0)
+			TH_LOG("case '%s': ioctl %d", grammar_cases[i], by_ioctl);
+		if (i >= GRAMMAR_ACCEPTED)
+			EXPECT_EQ(-EINVAL, by_ioctl) TH_LOG("case '%s'", grammar_cases[i]);
+		EXPECT_EQ(!by_ioctl, !by_dyn)
+			TH_LOG("case '%s': ioctl %d, dynamic_events %d", grammar_cases[i], by_ioctl, by_dyn);
+		if (!by_dyn) {
+			/* Persistent: DIAG_IOCSDEL by name removes it (some lists never match). */
+			snprintf(line, sizeof(line), "__rue_g%u", i);
+			EXPECT_EQ(0, del_by_name(line)) TH_LOG("case '%s'", grammar_cases[i]);
+		}
+		EXPECT_TRUE(gone_within(dir, 1000)) TH_LOG("case '%s' not deleted", grammar_cases[i]);
+	}
+}
+
 static void *create_delete_loop(void *arg)
 {
 	char line[64];
