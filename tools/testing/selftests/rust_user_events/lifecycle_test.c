@@ -247,6 +247,31 @@ TEST(exec_drops_the_enablers)
 	close(fd);
 }
 
+TEST(vfork_and_exec_leave_the_parents_enabler)
+{
+	volatile __u32 word = 0;
+	int fd = open(DATA_FILE, O_RDWR), status;
+	pid_t pid;
+
+	ASSERT_NE(-1, fd);
+	ASSERT_EQ(0, reg_event(fd, "__rue_lc7 u32 a", &word, 2));
+	/* The child shares the memory, then execs into a new address space. */
+	pid = vfork();
+	if (pid == 0) {
+		execl("/bin/true", "true", NULL);
+		_exit(3);
+	}
+	ASSERT_LT(0, pid);
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	EXPECT_EQ(0, WEXITSTATUS(status));
+	ASSERT_EQ(0, set_enable("__rue_lc7", "1"));
+	EXPECT_EQ(1u << 2, word);
+	ASSERT_EQ(0, set_enable("__rue_lc7", "0"));
+	EXPECT_EQ(0, word);
+	EXPECT_EQ(0, unreg_event(fd, &word, 2));
+	close(fd);
+}
+
 /* Unmapped or read-only after registration: the kernel gives up quietly, UNREG says EFAULT. */
 static void hostile_word(struct __test_metadata *_metadata, const char *event, int unmap)
 {
