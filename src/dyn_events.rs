@@ -96,7 +96,8 @@ impl DynEventType {
     pub(crate) fn new(symbols: &Symbols, group: Arc<Group>) -> Self {
         DYN_EVENT_LIST.store(symbols.dyn_event_list.as_ptr(), Ordering::Release);
         GROUP.store(Arc::as_ptr(&group).cast_mut(), Ordering::Release);
-        let _guard = KernelMutexGuard::lock(symbols.dyn_event_ops_mutex);
+        // SAFETY: `dyn_event_ops_mutex` is a resolved symbol mutex; module init may sleep.
+        let _guard = unsafe { KernelMutexGuard::lock(symbols.dyn_event_ops_mutex) };
         // SAFETY: `dyn_event_ops_mutex` is held, which protects `dyn_event_ops_list`; `OPS` is
         // static and stays linked until `drop`.
         unsafe {
@@ -113,7 +114,8 @@ impl DynEventType {
 
 impl Drop for DynEventType {
     fn drop(&mut self) {
-        let _guard = KernelMutexGuard::lock(self.ops_mutex);
+        // SAFETY: `ops_mutex` is the resolved `dyn_event_ops_mutex`; module exit may sleep.
+        let _guard = unsafe { KernelMutexGuard::lock(self.ops_mutex) };
         // SAFETY: Linked in `new` under the same mutex, held again here.
         unsafe { bindings::rue_list_del_init(&raw mut (*OPS.0.get()).list) };
         GROUP.store(null_mut(), Ordering::Release);

@@ -124,7 +124,7 @@ fn write_bit(mm: *mut bindings::mm_struct, addr: u64, bit: u8, set: bool) -> Res
 ///
 /// Must not be called with `event_mutex` held: the fault may sleep for as long as the owning
 /// process wants (userfaultfd), and tracing must not wait for it.
-pub(crate) fn fault_in(mm: *mut bindings::mm_struct, addr: u64) -> Result {
+fn fault_in(mm: *mut bindings::mm_struct, addr: u64) -> Result {
     let (word, _) = enable::word_and_bit(addr, 0);
     // SAFETY: As in `write_bit`.
     if !unsafe { bindings::rue_mmget_not_zero(mm) } {

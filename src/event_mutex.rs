@@ -35,10 +35,12 @@ pub(crate) struct Held {
 }
 
 impl Held {
-    /// Locks `event_mutex`.
+    /// Locks `event_mutex`; process context only (it may sleep).
     pub(crate) fn lock() -> Self {
         Self {
-            _guard: Some(KernelMutexGuard::lock(mutex())),
+            // SAFETY: `mutex()` is the resolved static `event_mutex`; every caller in this
+            // module runs in process context (file operations, work items, module init/exit).
+            _guard: Some(unsafe { KernelMutexGuard::lock(mutex()) }),
         }
     }
 

@@ -82,7 +82,8 @@ impl Symbols {
         ];
         for (what, list, lock) in checks {
             let consistent = {
-                let _guard = KernelMutexGuard::lock(lock);
+                // SAFETY: `lock` is a resolved symbol mutex; module init may sleep.
+                let _guard = unsafe { KernelMutexGuard::lock(lock) };
                 // SAFETY: `list` is the address of a static, initialised `list_head`, and its
                 // writers hold `lock`, which is held here, so `next` is a live node or the head.
                 unsafe {
@@ -111,10 +112,14 @@ pub(crate) struct KernelMutexGuard {
 }
 
 impl KernelMutexGuard {
-    /// Locks `mutex`, which must be one of the [`Symbols`] mutexes (static kernel objects).
-    pub(crate) fn lock(mutex: NonNull<bindings::mutex>) -> Self {
-        // SAFETY: Callers pass a resolved static kernel mutex (see [`Symbols`]), which lives for
-        // the kernel's lifetime; this context may sleep (module init or process context).
+    /// Locks `mutex`.
+    ///
+    /// # Safety
+    ///
+    /// `mutex` must be one of the [`Symbols`] mutexes (initialised static kernel objects that
+    /// live as long as the kernel), and the caller must be allowed to sleep.
+    pub(crate) unsafe fn lock(mutex: NonNull<bindings::mutex>) -> Self {
+        // SAFETY: Guaranteed by the caller.
         unsafe { bindings::mutex_lock(mutex.as_ptr()) };
         // INVARIANT: The mutex was just locked.
         Self { mutex }
