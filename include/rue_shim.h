@@ -75,9 +75,6 @@ void rue_revert_creds(const struct cred *old);
 struct mm_struct *rue_current_mm_grab(void);
 /* task->mm (no reference): for comparison only. */
 struct mm_struct *rue_task_mm(struct task_struct *task);
-/* task_tgid_nr(current) and task_tgid_nr(task). */
-pid_t rue_current_tgid(void);
-pid_t rue_task_tgid(struct task_struct *task);
 /* mmdrop(), mmget_not_zero(), mmap_read_lock()/unlock(). */
 void rue_mmdrop(struct mm_struct *mm);
 bool rue_mmget_not_zero(struct mm_struct *mm);

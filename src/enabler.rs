@@ -16,6 +16,7 @@
 use crate::{
     bindings,
     event::UserEvent,
+    scope::ScopeId,
     event_mutex::Held,
     group::STATE,
     logic::enable,
@@ -23,31 +24,20 @@ use crate::{
 use core::{
     mem::offset_of,
     ptr::{null_mut, NonNull},
-    sync::atomic::{AtomicUsize, Ordering},
 };
 use kernel::{prelude::*, types::Opaque};
 
 /// Upstream gives up faulting in after about ten attempts (`user_event_mm_fault_in`).
 const MAX_ATTEMPTS: u32 = 10;
 
-/// Which process an enabler belongs to: its thread group and its address space.
+/// Whose an enabler is: a scope (upstream's `user_event_mm`, see [`crate::scope`]) and the
+/// address space its words live in.
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Owner {
-    /// Thread-group id of the registering task.
-    pub(crate) tgid: i32,
-    /// Its `mm_struct` (compared, never dereferenced through this).
+    /// The registering task's scope.
+    pub(crate) scope: ScopeId,
+    /// Its `mm_struct`, held with `mmgrab` by each enabler.
     pub(crate) mm: *mut bindings::mm_struct,
-}
-
-impl Owner {
-    /// The calling task's process.
-    pub(crate) fn current() -> Self {
-        // SAFETY: No preconditions.
-        let tgid = unsafe { bindings::rue_current_tgid() };
-        // SAFETY: Reading current->mm for comparison only.
-        let mm = unsafe { bindings::rue_task_mm(bindings::get_current()) };
-        Self { tgid, mm }
-    }
 }
 
 /// One enabler.
@@ -239,14 +229,14 @@ unsafe extern "C" fn fault_work_fn(work: *mut bindings::work_struct) {
     ev.put_locked(&mut held);
 }
 
-/// True if the process `owner` already has an enabler at `addr`/`bit` (the `EADDRINUSE` check;
-/// upstream compares the original address and bit, not the size).
-pub(crate) fn exists(held: &mut Held, owner: Owner, addr: u64, bit: u8) -> bool {
+/// True if `scope` already has an enabler at `addr`/`bit` (the `EADDRINUSE` check; upstream
+/// compares the original address and bit, not the size).
+pub(crate) fn exists(held: &mut Held, scope: ScopeId, addr: u64, bit: u8) -> bool {
     STATE
         .get(held)
         .enablers
         .iter()
-        .any(|e| e.owner == owner && e.addr == addr && e.bit == bit)
+        .any(|e| e.owner.scope == scope && e.addr == addr && e.bit == bit)
 }
 
 /// Creates the enabler for a registration and writes the event's current state into it,
@@ -255,39 +245,29 @@ pub(crate) fn exists(held: &mut Held, owner: Owner, addr: u64, bit: u8) -> bool 
 ///
 /// Takes a reference on `event` when it succeeds. Fails with `EFAULT` when the word cannot be
 /// written (upstream returns `ENOMEM`, quirk Q1; see Documentation/deviations.md).
-pub(crate) fn create(event: NonNull<UserEvent>, addr: u64, bit: u8) -> Result {
+pub(crate) fn create(event: NonNull<UserEvent>, scope: ScopeId, addr: u64, bit: u8) -> Result {
     // SAFETY: No preconditions; returns current->mm with a reference, or NULL.
     let mm = unsafe { bindings::rue_current_mm_grab() };
     if mm.is_null() {
         return Err(EFAULT);
     }
-    let result = write_bit_faulting(mm, addr, |held| create_locked(held, event, mm, addr, bit));
+    let owner = Owner { scope, mm };
+    let result = write_bit_faulting(mm, addr, |held| create_locked(held, event, owner, addr, bit));
     // SAFETY: Drops the reference taken by `rue_current_mm_grab` (the enabler took its own).
     unsafe { bindings::rue_mmdrop(mm) };
     result
 }
 
 /// One attempt of [`create`] under `event_mutex`.
-fn create_locked(
-    held: &mut Held,
-    event: NonNull<UserEvent>,
-    mm: *mut bindings::mm_struct,
-    addr: u64,
-    bit: u8,
-) -> Result {
+fn create_locked(held: &mut Held, event: NonNull<UserEvent>, owner: Owner, addr: u64, bit: u8) -> Result {
+    let mm = owner.mm;
     // SAFETY: The caller holds a reference on `event`.
     let ev = unsafe { event.as_ref() };
-    let owner = Owner {
-        // SAFETY: No preconditions.
-        tgid: unsafe { bindings::rue_current_tgid() },
-        mm,
-    };
     STATE.get(held).enablers.reserve(1, GFP_KERNEL)?;
     write_bit(mm, addr, bit, ev.status() != 0).map_err(|e| if e == ENOENT { EFAULT } else { e })?;
     ev.get();
     // SAFETY: `mm` is current's mm, held by the caller; the enabler keeps its own reference.
     unsafe { bindings::mmgrab(mm) };
-    COUNT.fetch_add(1, Ordering::Relaxed);
     // INVARIANT: One event reference and one mm reference were taken above.
     // PANIC: Capacity was reserved above.
     STATE
@@ -333,7 +313,6 @@ fn remove_where(held: &mut Held, mut remove: impl FnMut(&Enabler) -> bool) -> us
             break;
         };
         removed += 1;
-        COUNT.fetch_sub(1, Ordering::Relaxed);
         // SAFETY: Drops the enabler's `mmgrab` reference (type invariants).
         unsafe { bindings::rue_mmdrop(e.owner.mm) };
         // SAFETY: The enabler held a reference on the event (type invariants).
@@ -342,16 +321,18 @@ fn remove_where(held: &mut Held, mut remove: impl FnMut(&Enabler) -> bool) -> us
     removed
 }
 
-/// `DIAG_IOCSUNREG`: removes the caller's enablers at `addr`/`bit` and clears the bit, even
-/// while the event is enabled, faulting the word in outside `event_mutex` if needed. `ENOENT`
-/// if there was none (the bit is then left alone).
+/// `DIAG_IOCSUNREG`: removes the enablers of the caller's scope at `addr`/`bit` and clears the
+/// bit in its memory (`owner.mm`), even while the event is enabled, faulting the word in outside
+/// `event_mutex` if needed. `ENOENT` if there was none (the bit is then left alone).
 pub(crate) fn unregister(owner: Owner, addr: u64, bit: u8) -> Result {
     if owner.mm.is_null() {
         return Err(ENOENT);
     }
     // SAFETY: `owner.mm` is current's mm, alive while current runs; dropped below.
     unsafe { bindings::mmgrab(owner.mm) };
-    let removed = remove_where(&mut Held::lock(), |e| e.owner == owner && e.addr == addr && e.bit == bit);
+    let removed = remove_where(&mut Held::lock(), |e| {
+        e.owner.scope == owner.scope && e.addr == addr && e.bit == bit
+    });
     let result = if removed == 0 {
         Err(ENOENT)
     } else {
@@ -368,14 +349,14 @@ pub(crate) fn unregister(owner: Owner, addr: u64, bit: u8) -> Result {
 /// The child's memory already holds the parent's bits as of the fork; writing them again closes
 /// the window between the fork and this deferred copy. Allocation failure leaves the child
 /// without enablers, as upstream.
-pub(crate) fn dup(held: &mut Held, parent: Owner, child: Owner) {
+pub(crate) fn dup(held: &mut Held, parent: ScopeId, child: Owner) {
     let count = STATE.get(held).enablers.len();
     for i in 0..count {
         let state = STATE.get(held);
         let Some(e) = state.enablers.get(i) else {
             break;
         };
-        if e.owner != parent {
+        if e.owner.scope != parent {
             continue;
         }
         let (event, addr, bit) = (e.event, e.addr, e.bit);
@@ -387,7 +368,6 @@ pub(crate) fn dup(held: &mut Held, parent: Owner, child: Owner) {
         ev.get();
         // SAFETY: The caller keeps `child.mm` allocated (mmgrab) for this call.
         unsafe { bindings::mmgrab(child.mm) };
-        COUNT.fetch_add(1, Ordering::Relaxed);
         // INVARIANT: One event and one mm reference were taken above for the copy.
         // PANIC: Capacity was reserved above.
         state
@@ -402,21 +382,7 @@ pub(crate) fn dup(held: &mut Held, parent: Owner, child: Owner) {
     }
 }
 
-/// Drops every enabler of a process that exited, or of its address space before an exec.
-pub(crate) fn remove_process(held: &mut Held, tgid: i32, mm: *mut bindings::mm_struct) {
-    remove_where(held, |e| e.owner.tgid == tgid && e.owner.mm == mm);
-}
-
-/// Drops the enablers of `tgid` whose address space is not `keep_mm` (after an exec).
-pub(crate) fn remove_process_except(held: &mut Held, tgid: i32, keep_mm: *mut bindings::mm_struct) {
-    remove_where(held, |e| e.owner.tgid == tgid && e.owner.mm != keep_mm);
-}
-
-/// Number of enablers, kept beside the list so the exit/exec probes can skip all work, without
-/// the lock, when there are none.
-static COUNT: AtomicUsize = AtomicUsize::new(0);
-
-/// True if any process has an enabler (may be stale; only used to skip work).
-pub(crate) fn any() -> bool {
-    COUNT.load(Ordering::Relaxed) != 0
+/// Drops every enabler of a scope whose last task exited or exec'd.
+pub(crate) fn remove_scope(held: &mut Held, scope: ScopeId) {
+    remove_where(held, |e| e.owner.scope == scope);
 }

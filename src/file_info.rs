@@ -9,7 +9,7 @@ use crate::{
     event_mutex::Held,
     group::Group,
     logic::{abi::Command, enable},
-    write,
+    scope, write,
 };
 use core::{
     ptr::{null_mut, NonNull},
@@ -132,8 +132,9 @@ impl FileInfo {
         if !unsafe { bindings::rue_access_ok(enable_addr as usize as *const c_void, enable_size.into()) } {
             return Err(EFAULT);
         }
-        let owner = enabler::Owner::current();
-        if enabler::exists(&mut Held::lock(), owner, enable_addr, enable_bit) {
+        // Like upstream, this gives the task a scope even if the registration then fails (Q15).
+        let scope = scope::current_or_create()?;
+        if enabler::exists(&mut Held::lock(), scope, enable_addr, enable_bit) {
             return Err(EADDRINUSE);
         }
         let name = strndup_user(name_args)?;
@@ -146,7 +147,7 @@ impl FileInfo {
         // SAFETY: `find_or_create` returned a reference, dropped here (the file holds its own).
         unsafe { event.as_ref() }.put();
         let index = index?;
-        enabler::create(event, enable_addr, enable_bit)?;
+        enabler::create(event, scope, enable_addr, enable_bit)?;
         // A failure to report the index is ignored, as upstream.
         let _ = UserSlice::new(UserPtr::from_addr(arg + 24), 4)
             .writer()
@@ -203,8 +204,11 @@ impl FileInfo {
             return Err(EINVAL);
         }
         let disable_addr = u64_at(&kunreg, 8);
+        let scope = scope::current().ok_or(ENOENT)?;
         let _reg = self.group.reg_mutex.lock();
-        enabler::unregister(enabler::Owner::current(), disable_addr, disable_bit)
+        // SAFETY: Reading current->mm, which stays valid while current runs this ioctl.
+        let mm = unsafe { bindings::rue_task_mm(bindings::get_current()) };
+        enabler::unregister(enabler::Owner { scope, mm }, disable_addr, disable_bit)
     }
 
     /// `write(2)`/`writev(2)`: `[s32 write_index][payload]` (upstream `user_events_write_core`).

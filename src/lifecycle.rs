@@ -10,7 +10,11 @@
 //! (allocated with `GFP_NOWAIT`) on the module's ordered workqueue; the work copies or drops
 //! enablers under `event_mutex`.
 
-use crate::{bindings, deferred, enabler, event_mutex::Held};
+use crate::{
+    bindings, deferred, enabler,
+    event_mutex::Held,
+    scope::{self, ScopeId},
+};
 use core::{
     mem::offset_of,
     ptr::null_mut,
@@ -18,54 +22,39 @@ use core::{
 };
 use kernel::{prelude::*, types::Opaque};
 
-/// What to do for a process.
+/// What to do.
 #[derive(Clone, Copy)]
 enum Cleanup {
-    /// The process exited: drop its enablers.
-    Exit,
-    /// The process exec'd into this new address space: drop the enablers of the old one.
-    Exec,
-    /// The process was forked from `parent` without sharing its memory: copy the parent's
+    /// The last task of a scope exited or exec'd: drop the scope's enablers.
+    ScopeGone(ScopeId),
+    /// A task with scope `parent` forked a child (own memory, scope `child`): copy the
     /// enablers. The child's `mm` is held with `mmgrab` until the work ran.
-    Fork(enabler::Owner),
+    Fork {
+        parent: ScopeId,
+        child: ScopeId,
+        mm: *mut bindings::mm_struct,
+    },
 }
 
-/// A deferred cleanup for one process.
+/// A deferred piece of lifecycle work.
 struct CleanupWork {
     work: Opaque<bindings::work_struct>,
-    tgid: i32,
-    mm: *mut bindings::mm_struct,
     kind: Cleanup,
 }
 
-/// Queues work for `task`; called from tracepoint probes (atomic context).
-fn queue_cleanup(task: *mut bindings::task_struct, kind: Cleanup) {
-    if !enabler::any() {
-        return;
-    }
-    // SAFETY: `task` is the live task the tracepoint fired for.
-    let (tgid, mm) = unsafe { (bindings::rue_task_tgid(task), bindings::rue_task_mm(task)) };
-    if let Cleanup::Fork(_) = kind {
-        if mm.is_null() {
-            return;
-        }
-        // SAFETY: `mm` is the new child's address space, alive during `copy_process`; the
-        // reference is dropped by the work.
-        unsafe { bindings::mmgrab(mm) };
-    }
+/// Queues `kind`; called from tracepoint probes (atomic context). On failure a fork's child
+/// simply gets no enablers, as when upstream's copy fails, and a gone scope's enablers stay
+/// until UNREG.
+fn queue(kind: Cleanup) {
     let Ok(item) = KBox::new(
         CleanupWork {
             work: Opaque::zeroed(),
-            tgid,
-            mm,
             kind,
         },
         GFP_NOWAIT,
     ) else {
-        // Exit/exec: the enablers stay until UNREG. Fork: the child gets no enablers, which is
-        // also what upstream does when its allocation fails.
-        if let Cleanup::Fork(_) = kind {
-            // SAFETY: Taken above.
+        if let Cleanup::Fork { mm, .. } = kind {
+            // SAFETY: Taken by the fork probe for this work.
             unsafe { bindings::rue_mmdrop(mm) };
         }
         return;
@@ -76,8 +65,8 @@ fn queue_cleanup(task: *mut bindings::task_struct, kind: Cleanup) {
         bindings::rue_init_work((*item).work.get(), Some(cleanup_fn));
         if !deferred::queue((*item).work.get()) {
             let item = KBox::from_raw(item);
-            if let Cleanup::Fork(_) = item.kind {
-                bindings::rue_mmdrop(item.mm);
+            if let Cleanup::Fork { mm, .. } = item.kind {
+                bindings::rue_mmdrop(mm);
             }
         }
     }
@@ -85,54 +74,42 @@ fn queue_cleanup(task: *mut bindings::task_struct, kind: Cleanup) {
 
 /// # Safety
 ///
-/// Called by the workqueue with the `work` of a [`CleanupWork`] queued by [`queue_cleanup`].
+/// Called by the workqueue with the `work` of a [`CleanupWork`] queued by [`queue`].
 unsafe extern "C" fn cleanup_fn(work: *mut bindings::work_struct) {
     // SAFETY: `work` is the first field's address inside a leaked `KBox<CleanupWork>`.
     let item = unsafe { KBox::from_raw(work.byte_sub(offset_of!(CleanupWork, work)).cast::<CleanupWork>()) };
     let mut held = Held::lock();
     match item.kind {
-        Cleanup::Exit => enabler::remove_process(&mut held, item.tgid, item.mm),
-        Cleanup::Exec => enabler::remove_process_except(&mut held, item.tgid, item.mm),
-        Cleanup::Fork(parent) => {
-            let child = enabler::Owner {
-                tgid: item.tgid,
-                mm: item.mm,
-            };
-            enabler::dup(&mut held, parent, child);
-            // SAFETY: Taken by `queue_cleanup`; the copies hold their own references.
-            unsafe { bindings::rue_mmdrop(item.mm) };
+        Cleanup::ScopeGone(scope) => enabler::remove_scope(&mut held, scope),
+        Cleanup::Fork { parent, child, mm } => {
+            enabler::dup(&mut held, parent, enabler::Owner { scope: child, mm });
+            // SAFETY: Taken by the fork probe; the copies hold their own references.
+            unsafe { bindings::rue_mmdrop(mm) };
         }
     }
 }
 
-/// `CLONE_VM` from include/uapi/linux/sched.h.
-const CLONE_VM: u64 = 0x100;
-
-/// `task_newtask(task, clone_flags)` probe: runs in `copy_process()` in the parent.
-///
-/// # Safety
-///
-/// Called by the tracepoint with its documented arguments.
-unsafe extern "C" fn newtask_probe(_data: *mut c_void, task: *mut bindings::task_struct, clone_flags: u64) {
-    // Threads, vfork and posix_spawn children share the memory, hence the parent's bits.
-    if clone_flags & CLONE_VM != 0 {
+/// A task leaves its scope (exec or exit): the last one out queues the scope's cleanup.
+fn task_gone(task: *mut bindings::task_struct) {
+    if !scope::any() {
         return;
     }
-    queue_cleanup(task, Cleanup::Fork(enabler::Owner::current()));
+    if let Some(scope) = scope::on_task_gone(task) {
+        queue(Cleanup::ScopeGone(scope));
+    }
 }
 
-/// `sched_process_exit(p, group_dead)` probe.
+/// `sched_process_exit(p, group_dead)` probe: every task leaves its scope.
 ///
 /// # Safety
 ///
 /// Called by the tracepoint with its documented arguments.
-unsafe extern "C" fn exit_probe(_data: *mut c_void, task: *mut bindings::task_struct, group_dead: bool) {
-    if group_dead {
-        queue_cleanup(task, Cleanup::Exit);
-    }
+unsafe extern "C" fn exit_probe(_data: *mut c_void, task: *mut bindings::task_struct, _group_dead: bool) {
+    task_gone(task);
 }
 
-/// `sched_process_exec(p, old_pid, bprm)` probe.
+/// `sched_process_exec(p, old_pid, bprm)` probe: the exec'ing task leaves its scope (upstream
+/// `user_events_execve`); the new image starts without one.
 ///
 /// # Safety
 ///
@@ -143,7 +120,34 @@ unsafe extern "C" fn exec_probe(
     _old_pid: bindings::pid_t,
     _bprm: *mut c_void,
 ) {
-    queue_cleanup(task, Cleanup::Exec);
+    task_gone(task);
+}
+
+/// `CLONE_VM` from include/uapi/linux/sched.h.
+const CLONE_VM: u64 = 0x100;
+
+/// `task_newtask(task, clone_flags)` probe: runs in `copy_process()` in the parent, before the
+/// child can run (upstream `user_events_fork`).
+///
+/// # Safety
+///
+/// Called by the tracepoint with its documented arguments.
+unsafe extern "C" fn newtask_probe(_data: *mut c_void, task: *mut bindings::task_struct, clone_flags: u64) {
+    if !scope::any() {
+        return;
+    }
+    // Threads, vfork and posix_spawn children join the parent's scope inside `on_newtask`.
+    let Some((parent, child)) = scope::on_newtask(task, clone_flags & CLONE_VM != 0) else {
+        return;
+    };
+    // SAFETY: `task` is the new child; its mm is set up by now (`copy_mm` ran).
+    let mm = unsafe { bindings::rue_task_mm(task) };
+    if mm.is_null() {
+        return;
+    }
+    // SAFETY: The child's address space is alive during `copy_process`; dropped by the work.
+    unsafe { bindings::mmgrab(mm) };
+    queue(Cleanup::Fork { parent, child, mm });
 }
 
 /// Callback state of [`find_tracepoint`].

@@ -30,6 +30,7 @@ mod layout;
 mod lifecycle;
 mod logic;
 mod probes;
+mod scope;
 mod seq;
 mod status_file;
 mod symbols;
@@ -63,6 +64,7 @@ struct RustUserEvents {
     _probes: lifecycle::ProcessProbes,
     _wq: deferred::Workqueue,
     _state: group::StateOwner,
+    _scopes: scope::TableOwner,
     _bounce: write::BounceBuffers,
     _group: group::GroupHandle,
     _tracefs: tracefs::TracefsPin,
@@ -88,6 +90,8 @@ impl kernel::Module for RustUserEvents {
         }
         let bounce = write::BounceBuffers::new()?;
         let state = group::StateOwner;
+        scope::init();
+        let scopes = scope::TableOwner;
         let wq = deferred::Workqueue::new()?;
         let probes = lifecycle::ProcessProbes::new()?;
         let sysctl = sysctl::Sysctl::new()?;
@@ -123,6 +127,7 @@ impl kernel::Module for RustUserEvents {
             _probes: probes,
             _wq: wq,
             _state: state,
+            _scopes: scopes,
             _bounce: bounce,
             _group: group,
             _tracefs: tracefs,

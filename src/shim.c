@@ -155,16 +155,6 @@ struct mm_struct *rue_task_mm(struct task_struct *task)
 	return READ_ONCE(task->mm);
 }
 
-pid_t rue_current_tgid(void)
-{
-	return task_tgid_nr(current);
-}
-
-pid_t rue_task_tgid(struct task_struct *task)
-{
-	return task_tgid_nr(task);
-}
-
 void rue_mmdrop(struct mm_struct *mm)
 {
 	mmdrop(mm);

@@ -193,32 +193,67 @@ TEST(fd_passed_over_unix_socket_registers_into_the_receiver)
 struct thread_arg {
 	int fd;
 	volatile __u32 word;
-	int ret;
+	volatile int step;	/* 1: registered, 2: main enabled, 3: done */
+	int reg_ret, unreg_ret;
+	__u32 seen;
 };
 
-static void *register_from_thread(void *p)
+/* Registers from a new thread, waits for the main thread to enable, unregisters. */
+static void *thread_registers(void *p)
 {
 	struct thread_arg *arg = p;
 
-	arg->ret = reg_event(arg->fd, "__rue_lc3 u32 a", &arg->word, 4);
+	arg->reg_ret = reg_event(arg->fd, "__rue_lc3 u32 a", &arg->word, 4);
+	arg->step = 1;
+	while (arg->step != 2)
+		usleep(1000);
+	arg->seen = arg->word;
+	arg->unreg_ret = unreg_event(arg->fd, &arg->word, 4);
 	return NULL;
 }
 
-TEST(registration_from_a_thread)
+TEST(registration_from_a_thread_is_scoped_to_that_thread)
 {
 	struct thread_arg arg = { .fd = open(DATA_FILE, O_RDWR) };
 	pthread_t t;
 
 	ASSERT_NE(-1, arg.fd);
-	ASSERT_EQ(0, pthread_create(&t, NULL, register_from_thread, &arg));
-	ASSERT_EQ(0, pthread_join(t, NULL));
-	ASSERT_EQ(0, arg.ret);
+	ASSERT_EQ(0, pthread_create(&t, NULL, thread_registers, &arg));
+	while (arg.step != 1)
+		usleep(1000);
+	ASSERT_EQ(0, arg.reg_ret);
 	ASSERT_EQ(0, set_enable("__rue_lc3", "1"));
 	EXPECT_EQ(1u << 4, arg.word);
-	ASSERT_EQ(0, set_enable("__rue_lc3", "0"));
+	/* The thread was created before any registration: its scope is its own (upstream). */
+	EXPECT_EQ(-ENOENT, unreg_event(arg.fd, &arg.word, 4));
+	arg.step = 2;
+	ASSERT_EQ(0, pthread_join(t, NULL));
+	EXPECT_EQ(1u << 4, arg.seen);
+	EXPECT_EQ(0, arg.unreg_ret);
 	EXPECT_EQ(0, arg.word);
-	/* The enabler belongs to the process: the main thread can unregister it. */
-	EXPECT_EQ(0, unreg_event(arg.fd, &arg.word, 4));
+	ASSERT_EQ(0, set_enable("__rue_lc3", "0"));
+	close(arg.fd);
+}
+
+static void *thread_unregisters(void *p)
+{
+	struct thread_arg *arg = p;
+
+	arg->unreg_ret = unreg_event(arg->fd, &arg->word, 6);
+	return NULL;
+}
+
+TEST(thread_created_after_registration_shares_the_scope)
+{
+	struct thread_arg arg = { .fd = open(DATA_FILE, O_RDWR) };
+	pthread_t t;
+
+	ASSERT_NE(-1, arg.fd);
+	ASSERT_EQ(0, reg_event(arg.fd, "__rue_lc8 u32 a", &arg.word, 6));
+	ASSERT_EQ(0, pthread_create(&t, NULL, thread_unregisters, &arg));
+	ASSERT_EQ(0, pthread_join(t, NULL));
+	EXPECT_EQ(0, arg.unreg_ret);
+	EXPECT_EQ(-ENOENT, unreg_event(arg.fd, &arg.word, 6));
 	close(arg.fd);
 }
 
