@@ -93,44 +93,33 @@ pub(crate) unsafe extern "C" fn user_event_reg(
     // perf_trace_init()/perf_trace_destroy().
     let mut held = unsafe { Held::assume_held() };
     let tp = event.tracepoint();
-    match ty {
-        bindings::trace_reg_TRACE_REG_REGISTER => {
-            // SAFETY: `tp` is the event's tracepoint; `data` is the ftrace file, passed back to
-            // the probe as `tpdata`.
-            let ret = unsafe { bindings::tracepoint_probe_register(tp, ftrace_probe as *mut c_void, data) };
-            if ret != 0 {
-                return ret;
-            }
-            event.get();
-            update_enable_bit_for(&mut held, event);
-            0
+    // ftrace passes its `trace_event_file` as `data` (the probe's `tpdata`); perf passes none.
+    let probe = if matches!(
+        ty,
+        bindings::trace_reg_TRACE_REG_REGISTER | bindings::trace_reg_TRACE_REG_UNREGISTER
+    ) {
+        ftrace_probe as *mut c_void
+    } else {
+        perf_probe as *mut c_void
+    };
+    if matches!(
+        ty,
+        bindings::trace_reg_TRACE_REG_REGISTER | bindings::trace_reg_TRACE_REG_PERF_REGISTER
+    ) {
+        // SAFETY: `tp` is the event's tracepoint and `probe` has the user event probe signature.
+        let ret = unsafe { bindings::tracepoint_probe_register(tp, probe, data) };
+        if ret != 0 {
+            return ret;
         }
-        bindings::trace_reg_TRACE_REG_UNREGISTER => {
-            // SAFETY: Undoes the registration above.
-            unsafe { bindings::tracepoint_probe_unregister(tp, ftrace_probe as *mut c_void, data) };
-            update_enable_bit_for(&mut held, event);
-            event.put_locked(&mut held);
-            0
-        }
-        bindings::trace_reg_TRACE_REG_PERF_REGISTER => {
-            // SAFETY: As for ftrace; perf passes no data.
-            let ret = unsafe { bindings::tracepoint_probe_register(tp, perf_probe as *mut c_void, data) };
-            if ret != 0 {
-                return ret;
-            }
-            event.get();
-            update_enable_bit_for(&mut held, event);
-            0
-        }
-        bindings::trace_reg_TRACE_REG_PERF_UNREGISTER => {
-            // SAFETY: Undoes the registration above.
-            unsafe { bindings::tracepoint_probe_unregister(tp, perf_probe as *mut c_void, data) };
-            update_enable_bit_for(&mut held, event);
-            event.put_locked(&mut held);
-            0
-        }
-        _ => 0,
+        event.get();
+        update_enable_bit_for(&mut held, event);
+    } else {
+        // SAFETY: Undoes the registration of the same probe and data.
+        unsafe { bindings::tracepoint_probe_unregister(tp, probe, data) };
+        update_enable_bit_for(&mut held, event);
+        event.put_locked(&mut held);
     }
+    0
 }
 
 /// The ftrace probe (upstream `user_event_ftrace`): records the payload into the ring buffer

@@ -40,7 +40,8 @@ pub(crate) static DROPPED_TOO_LARGE: AtomicU64 = AtomicU64::new(0);
 
 /// Owns the bounce buffers; freed on drop (module unload, after every file is closed).
 pub(crate) struct BounceBuffers {
-    buf: KVVec<u8>,
+    /// Kept only to own the memory `BOUNCE` points to.
+    _buf: KVVec<u8>,
 }
 
 impl BounceBuffers {
@@ -53,14 +54,13 @@ impl BounceBuffers {
         buf.resize(len, 0, GFP_KERNEL)?;
         BOUNCE_CPUS.store(cpus, Ordering::Relaxed);
         BOUNCE.store(buf.as_mut_ptr(), Ordering::Release);
-        Ok(Self { buf })
+        Ok(Self { _buf: buf })
     }
 }
 
 impl Drop for BounceBuffers {
     fn drop(&mut self) {
         BOUNCE.store(null_mut(), Ordering::Release);
-        let _ = &self.buf;
     }
 }
 
@@ -68,8 +68,7 @@ impl Drop for BounceBuffers {
 ///
 /// # Safety
 ///
-/// `event` must stay registered for the call (the caller's file holds a reference), and
-/// `iter` must be a valid source iterator.
+/// `event` must stay registered for the call (the caller's file holds a reference).
 pub(crate) unsafe fn write_event(event: &UserEvent, iov: &mut IovIterSource<'_>) -> Result {
     let payload = iov.len();
     if payload < event.min_size as usize {
