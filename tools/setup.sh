@@ -4,7 +4,8 @@
 # Installs everything rust-user-events needs on a Debian 12 (bookworm) host:
 # Debian's linux-source-7.3 from trixie-backports (pinned low so nothing else
 # is upgraded from it), the LLVM 19 toolchain, QEMU, a static busybox, the
-# kernel's build dependencies, rust-src and a pinned bindgen-cli.
+# kernel's build dependencies, Debian's perf (run inside the test VM), rust-src
+# and a pinned bindgen-cli.
 #
 # Idempotent: every step first checks whether its result is already there, so
 # a second run does nothing and takes seconds. Runs as root, or through sudo.
@@ -21,6 +22,7 @@ APT_PACKAGES=(
 	busybox-static
 	bc flex bison libelf-dev libssl-dev cpio kmod xz-utils
 	build-essential libc6-dev python3
+	linux-perf
 )
 
 if [ "$(id -u)" -ne 0 ]; then

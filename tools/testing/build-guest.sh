@@ -6,6 +6,7 @@
 #   - the project's Rust tests (tools/testing/rust),
 #   - the samples: samples/example.c as rue_example, samples/rust-example as rue_example_rs,
 #   - the kernel's own user_events selftests, unmodified, from KDIR's source tree.
+#   - perf_tool_test (a shell script) and the host's perf with its libraries,
 #   - rust_user_twin00.ko: MODULE renamed, a second provider for module_test.
 # Usage: build-guest.sh KDIR OUT MODULE
 set -euo pipefail
@@ -25,6 +26,10 @@ cflags=(-static -O2 -Wall -isystem "$headers" -I "$selftests")
 for c in "$top"/tools/testing/selftests/rust_user_events/*.c; do
 	gcc "${cflags[@]}" -o "$out/bin/$(basename "$c" .c)" "$c" -lpthread
 done
+
+# The real perf tool, and the script that drives it.
+bash "$top/tools/testing/guest-perf.sh" "$out"
+install -m 0755 "$top/tools/testing/selftests/rust_user_events/perf_tool_test.sh" "$out/bin/perf_tool_test"
 
 # The kernel's own tests, built as their Makefile does (LDLIBS = -lrt -lpthread -lm).
 for t in ftrace_test dyn_test perf_test abi_test; do

@@ -1,0 +1,66 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+#
+# The real perf tool on a user event (TAP): `perf record -e user_events:NAME`
+# around a program that writes five events, then `perf script` must show every
+# field of every event, and `perf stat` must count them.
+# Runs in the test VM; perf comes from tools/testing/guest-perf.sh.
+T=/sys/kernel/tracing
+EVENT=rue_perf_tool
+N=5
+n=0
+failed=0
+
+check() {
+	n=$((n + 1))
+	if [ "$1" -eq 0 ]; then
+		echo "ok $n $2"
+	else
+		echo "not ok $n $2"
+		failed=1
+	fi
+}
+
+echo "TAP version 13"
+echo "1..8"
+
+FIELDS="u32 count; u64 value; char[8] tag"
+
+echo "u:$EVENT $FIELDS" >>$T/dynamic_events
+check $? "dynamic_events creates $EVENT"
+
+perf record -q -e user_events:$EVENT -o /tmp/perf.data -- perf_tool_writer $N
+check $? "perf record: the writer found the event enabled and wrote $N events"
+
+perf script -i /tmp/perf.data >/tmp/perf.script 2>/tmp/perf.script.err
+check $? "perf script reads the recording"
+sed 's/^/# /' /tmp/perf.script /tmp/perf.script.err
+
+lines=$(grep -c "user_events:$EVENT:" /tmp/perf.script)
+[ "$lines" -eq $N ]
+check $? "perf script shows $N samples (saw $lines)"
+
+missing=0
+i=0
+while [ $i -lt $N ]; do
+	grep -q "perf_tool_write.* user_events:$EVENT: count=$i value=$((i * 1000 + 7)) tag=rue\$" /tmp/perf.script ||
+		missing=$((missing + 1))
+	i=$((i + 1))
+done
+[ $missing -eq 0 ]
+check $? "every sample shows the writer's comm and its count, value and tag fields ($missing missing)"
+
+perf stat -x, -e user_events:$EVENT -o /tmp/perf.stat -- perf_tool_writer $N
+status=$?
+sed 's/^/# /' /tmp/perf.stat
+[ $status -eq 0 ] && grep -q "^$N,,user_events:$EVENT," /tmp/perf.stat
+check $? "perf stat counts $N events"
+
+grep -q "^$EVENT\$" $T/user_events_status
+check $? "with perf gone, user_events_status lists $EVENT without consumers"
+
+# As upstream, "-:NAME" alone only matches an event without fields.
+echo "-:$EVENT $FIELDS" >>$T/dynamic_events && ! grep -q "^$EVENT" $T/user_events_status
+check $? "dynamic_events deletes $EVENT"
+
+exit $failed
