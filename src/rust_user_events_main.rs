@@ -4,14 +4,14 @@
 //!
 //! Layers (Documentation/design.md), top to bottom:
 //!
-//! * tracefs files: [`data_file`] and [`status_file`] glue over the safe [`file_info`] and
-//!   [`group`];
+//! * tracefs files: [`data_file`], [`status_file`] and [`stats_file`] glue over the safe
+//!   [`file_info`], [`group`] and [`write`];
 //! * pure logic in [`logic`], `core` only, unit-tested on the host;
 //! * the kernel interface: module-local [`bindings`], the C shim (`src/shim.c`), the
 //!   [`symbols`] layer for what 7.3 does not export, [`layout`] checks, [`tracefs`] files.
 //!
 //! Load order: layout check, symbols, tracefs pin, refusal if `user_events_data` already
-//! exists, then the two files. Any failure unwinds what was done and fails `insmod`.
+//! exists, then the three files. Any failure unwinds what was done and fails `insmod`.
 
 use kernel::prelude::*;
 
@@ -32,6 +32,7 @@ mod logic;
 mod probes;
 mod scope;
 mod seq;
+mod stats_file;
 mod status_file;
 mod symbols;
 mod sysctl;
@@ -57,6 +58,7 @@ pub(crate) fn module_ptr() -> *mut kernel::bindings::module {
 /// them; then the exit/exec probes are detached and the deferred work drained, and only then
 /// is the shared state freed. No event can exist at this point: each one pins the module.
 struct RustUserEvents {
+    _stats: tracefs::RootFile,
     _status: tracefs::RootFile,
     _data: tracefs::RootFile,
     _dyn: dyn_events::DynEventType,
@@ -118,8 +120,18 @@ impl kernel::Module for RustUserEvents {
                 group.as_foreign(),
             )?
         };
+        // SAFETY: `FOPS` is a promoted constant ('static); the file has no private data.
+        let stats = unsafe {
+            tracefs.create_file(
+                c"user_events_stats",
+                abi::STATS_FILE_MODE,
+                &stats_file::FOPS,
+                core::ptr::null_mut(),
+            )?
+        };
         pr_info!("user_events ready\n");
         Ok(Self {
+            _stats: stats,
             _status: status,
             _data: data,
             _dyn: dyn_type,

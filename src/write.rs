@@ -12,7 +12,7 @@
 use crate::{
     bindings,
     event::UserEvent,
-    logic::{abi, validate},
+    logic::{abi, stats::Stats, validate},
     probes::ProbeFn,
 };
 use core::{
@@ -25,7 +25,8 @@ use kernel::{iov::IovIterSource, prelude::*};
 const HEADER: usize = 8;
 
 /// The largest payload recorded: perf's `PERF_MAX_TRACE_SIZE` (8192) less the header. Larger
-/// writes succeed but record nothing, as upstream's consumers silently drop them too.
+/// writes succeed but record nothing, as upstream's consumers silently drop them too; they are
+/// counted in `user_events_stats`.
 pub(crate) const MAX_PAYLOAD: usize = 8192 - HEADER;
 
 /// Bytes of bounce buffer per CPU.
@@ -35,8 +36,16 @@ const BOUNCE_SIZE: usize = HEADER + MAX_PAYLOAD;
 static BOUNCE: AtomicPtr<u8> = AtomicPtr::new(null_mut());
 static BOUNCE_CPUS: AtomicUsize = AtomicUsize::new(0);
 
-/// Writes dropped because the payload exceeded [`MAX_PAYLOAD`].
-pub(crate) static DROPPED_TOO_LARGE: AtomicU64 = AtomicU64::new(0);
+/// Writes dropped because the payload exceeded [`MAX_PAYLOAD`]; shown in `user_events_stats`.
+static DROPPED_TOO_LARGE: AtomicU64 = AtomicU64::new(0);
+
+/// The write path's counters, for `user_events_stats`.
+pub(crate) fn stats() -> Stats {
+    Stats {
+        dropped_too_large: DROPPED_TOO_LARGE.load(Ordering::Relaxed),
+        max_payload: MAX_PAYLOAD,
+    }
+}
 
 /// Owns the bounce buffers; freed on drop (module unload, after every file is closed).
 pub(crate) struct BounceBuffers {

@@ -70,3 +70,5 @@ pub(crate) const USER_EVENTS_MULTI_SYSTEM: &str = "user_events_multi";
 pub(crate) const DATA_FILE_MODE: u16 = 0o640;
 /// Mode of `user_events_status` (`TRACE_MODE_READ`).
 pub(crate) const STATUS_FILE_MODE: u16 = 0o440;
+/// Mode of `user_events_stats`, this module's counters (`TRACE_MODE_READ`, as the status).
+pub(crate) const STATS_FILE_MODE: u16 = 0o440;

@@ -10,6 +10,7 @@ pub(crate) mod jhash;
 pub(crate) mod matching;
 pub(crate) mod print_fmt;
 pub(crate) mod show;
+pub(crate) mod stats;
 pub(crate) mod status;
 pub(crate) mod trace_output;
 pub(crate) mod validate;

@@ -29,6 +29,8 @@ mod print_fmt_tests;
 #[cfg(test)]
 mod show_tests;
 #[cfg(test)]
+mod stats_tests;
+#[cfg(test)]
 mod status_tests;
 #[cfg(test)]
 mod trace_output_tests;
