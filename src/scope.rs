@@ -104,11 +104,58 @@ impl Table {
             None
         }
     }
+
+    /// True if a new scope with one task fits without allocating.
+    fn has_room_for_new_scope(&self) -> bool {
+        self.tasks.len() < self.tasks.capacity() && self.counts.len() < self.counts.capacity()
+    }
+
+    /// Moves the entries into `tasks` and `counts` where those are larger than the current
+    /// vectors; the replaced vectors are left in `tasks` and `counts`, for the caller to free
+    /// outside the lock.
+    fn adopt(&mut self, tasks: &mut KVec<(usize, ScopeId)>, counts: &mut KVec<(ScopeId, u32)>) {
+        if tasks.capacity() > self.tasks.capacity()
+            && tasks.extend_from_slice(&self.tasks, GFP_NOWAIT).is_ok()
+        {
+            core::mem::swap(tasks, &mut self.tasks);
+        }
+        if counts.capacity() > self.counts.capacity()
+            && counts.extend_from_slice(&self.counts, GFP_NOWAIT).is_ok()
+        {
+            core::mem::swap(counts, &mut self.counts);
+        }
+    }
 }
 
+/// Times [`current_or_create`] grows the table outside the lock before it settles for an
+/// allocation under it.
+const GROW_ATTEMPTS: usize = 3;
+
 /// The calling task's scope, created on first need (upstream `current_user_event_mm`).
+///
+/// Runs in process context, so the table grows with `GFP_KERNEL` outside its spinlock and
+/// `ENOMEM` means what it means upstream (the fork, exec and exit probes cannot do this and use
+/// `GFP_NOWAIT`).
 pub(crate) fn current_or_create() -> Result<ScopeId> {
     let task = current_task();
+    for _ in 0..GROW_ATTEMPTS {
+        let (tasks_len, counts_len) = {
+            let mut table = SCOPES.lock();
+            if let Some(scope) = table.scope_of(task) {
+                return Ok(scope);
+            }
+            if table.has_room_for_new_scope() {
+                let scope = table.new_scope();
+                table.join(task, scope)?;
+                return Ok(scope);
+            }
+            (table.tasks.len(), table.counts.len())
+        };
+        let mut tasks = KVec::with_capacity((tasks_len + 1) * 2, GFP_KERNEL)?;
+        let mut counts = KVec::with_capacity((counts_len + 1) * 2, GFP_KERNEL)?;
+        SCOPES.lock().adopt(&mut tasks, &mut counts);
+        // The replaced vectors (or the unused new ones) are freed here, outside the lock.
+    }
     let mut table = SCOPES.lock();
     if let Some(scope) = table.scope_of(task) {
         return Ok(scope);
