@@ -28,105 +28,7 @@
 #include <linux/user_events.h>
 
 #include "kselftest_harness.h"
-#include "rue_helpers.h"
-
-#define EVENTS_DIR RUE_TRACEFS "events/user_events/"
-#define RING_PAGES 16
-#define MAX_PAYLOAD 8184
-
-static long page_size;
-
-/* A perf event on a user event, with its mmap ring when @ring is set. */
-struct perf_handle {
-	int fd;
-	struct perf_event_mmap_page *page;
-	size_t map_len;
-};
-
-static int event_id(const char *name)
-{
-	char path[256], buf[32];
-
-	snprintf(path, sizeof(path), EVENTS_DIR "%s/id", name);
-	if (read_file(path, buf, sizeof(buf)) <= 0)
-		return -1;
-	return atoi(buf);
-}
-
-/* Opens a sampling perf event on @name for @pid/@cpu; maps a ring if @ring. */
-static int perf_open(struct perf_handle *h, const char *name, pid_t pid, int cpu, int ring)
-{
-	struct perf_event_attr pe = {
-		.type = PERF_TYPE_TRACEPOINT,
-		.size = sizeof(pe),
-		.sample_period = 1,
-		.sample_type = PERF_SAMPLE_RAW,
-		.wakeup_events = 1,
-	};
-	int id = event_id(name);
-
-	if (id < 0)
-		return -ENOENT;
-	pe.config = id;
-	h->page = NULL;
-	h->fd = syscall(__NR_perf_event_open, &pe, pid, cpu, -1, PERF_FLAG_FD_CLOEXEC);
-	if (h->fd < 0)
-		return -errno;
-	if (ring) {
-		h->map_len = (RING_PAGES + 1) * page_size;
-		h->page = mmap(NULL, h->map_len, PROT_READ | PROT_WRITE, MAP_SHARED, h->fd, 0);
-		if (h->page == MAP_FAILED) {
-			close(h->fd);
-			return -errno;
-		}
-	}
-	return 0;
-}
-
-static void perf_close(struct perf_handle *h)
-{
-	if (h->page)
-		munmap(h->page, h->map_len);
-	close(h->fd);
-}
-
-/*
- * Copies the raw data of the next PERF_RECORD_SAMPLE in @h's ring into @raw
- * and consumes it. Returns the raw size, 0 if the ring is empty, -1 on a
- * record of another type or one larger than @len.
- */
-static int next_sample(struct perf_handle *h, void *raw, size_t len)
-{
-	const unsigned char *data = (const unsigned char *)h->page + h->page->data_offset;
-	__u64 size = h->page->data_size;
-	__u64 head = __atomic_load_n(&h->page->data_head, __ATOMIC_ACQUIRE);
-	__u64 tail = h->page->data_tail;
-	struct perf_event_header hdr;
-	unsigned char rec[MAX_PAYLOAD + 64];
-	__u32 raw_size;
-
-	if (tail == head)
-		return 0;
-	for (size_t i = 0; i < sizeof(hdr); i++)
-		((unsigned char *)&hdr)[i] = data[(tail + i) % size];
-	if (hdr.size > sizeof(rec))
-		return -1;
-	for (size_t i = 0; i < hdr.size; i++)
-		rec[i] = data[(tail + i) % size];
-	__atomic_store_n(&h->page->data_tail, tail + hdr.size, __ATOMIC_RELEASE);
-	if (hdr.type != PERF_RECORD_SAMPLE)
-		return -1;
-	memcpy(&raw_size, rec + sizeof(hdr), sizeof(raw_size));
-	if (raw_size > len || sizeof(hdr) + sizeof(raw_size) + raw_size > hdr.size)
-		return -1;
-	memcpy(raw, rec + sizeof(hdr) + sizeof(raw_size), raw_size);
-	return raw_size;
-}
-
-static int ring_empty(struct perf_handle *h)
-{
-	return __atomic_load_n(&h->page->data_head, __ATOMIC_ACQUIRE) == h->page->data_tail;
-}
+#include "rue_perf.h"
 
 /* The number of writes user_events_stats says were too large; -1 if unreadable. */
 static long long dropped_too_large(void)
@@ -177,17 +79,6 @@ static ssize_t emit(int data, int index, const void *payload, size_t len)
 	return n < 0 ? -errno : n;
 }
 
-static int status_line_is(const char *line)
-{
-	char buf[8192], want[256];
-
-	snprintf(want, sizeof(want), "\n%s\n", line);
-	if (read_file(RUE_TRACEFS "user_events_status", buf + 1, sizeof(buf) - 1) < 0)
-		return 0;
-	buf[0] = '\n';
-	return strstr(buf, want) != NULL;
-}
-
 FIXTURE(perf) {
 	int data;
 	__u32 check;
@@ -195,7 +86,6 @@ FIXTURE(perf) {
 
 FIXTURE_SETUP(perf)
 {
-	page_size = sysconf(_SC_PAGESIZE);
 	self->check = 0;
 	self->data = open(RUE_TRACEFS "user_events_data", O_RDWR);
 	ASSERT_LE(0, self->data);
@@ -272,7 +162,7 @@ TEST_F(perf, sample_layout_of_every_field_type)
 
 	ASSERT_EQ(0, perf_open(&h, "__rue_layout", 0, -1, 1));
 	EXPECT_EQ(1u, self->check);
-	EXPECT_TRUE(status_line_is("__rue_layout # Used by perf"));
+	EXPECT_TRUE(status_has_line("__rue_layout # Used by perf"));
 	ASSERT_EQ(4 + sizeof(payload), emit(self->data, index, payload, sizeof(payload)));
 
 	n = next_sample(&h, raw, sizeof(raw));
@@ -294,7 +184,7 @@ TEST_F(perf, sample_layout_of_every_field_type)
 
 	perf_close(&h);
 	EXPECT_EQ(0u, self->check);
-	EXPECT_TRUE(status_line_is("__rue_layout"));
+	EXPECT_TRUE(status_has_line("__rue_layout"));
 	EXPECT_EQ(0, unreg_event(self->data, &self->check, 0));
 }
 
@@ -311,10 +201,10 @@ TEST_F(perf, perf_and_ftrace_attached_at_once)
 	ASSERT_EQ(0, write_file(RUE_TRACEFS "trace", ""));
 	ASSERT_EQ(0, write_file(EVENTS_DIR "__rue_both/enable", "1"));
 	EXPECT_EQ(1u << 3, self->check);
-	EXPECT_TRUE(status_line_is("__rue_both # Used by ftrace"));
+	EXPECT_TRUE(status_has_line("__rue_both # Used by ftrace"));
 	ASSERT_EQ(0, perf_open(&h, "__rue_both", 0, -1, 1));
 	EXPECT_EQ(1u << 3, self->check);
-	EXPECT_TRUE(status_line_is("__rue_both # Used by ftrace perf"));
+	EXPECT_TRUE(status_has_line("__rue_both # Used by ftrace perf"));
 
 	for (a = 1; a <= 3; a++)
 		ASSERT_EQ(8, emit(self->data, index, &a, sizeof(a)));
@@ -333,14 +223,14 @@ TEST_F(perf, perf_and_ftrace_attached_at_once)
 	/* perf leaves: ftrace alone keeps the event enabled. */
 	perf_close(&h);
 	EXPECT_EQ(1u << 3, self->check);
-	EXPECT_TRUE(status_line_is("__rue_both # Used by ftrace"));
+	EXPECT_TRUE(status_has_line("__rue_both # Used by ftrace"));
 	a = 4;
 	ASSERT_EQ(8, emit(self->data, index, &a, sizeof(a)));
 
 	/* ftrace leaves too: disabled, and writes fail with EBADF as upstream. */
 	ASSERT_EQ(0, write_file(EVENTS_DIR "__rue_both/enable", "0"));
 	EXPECT_EQ(0u, self->check);
-	EXPECT_TRUE(status_line_is("__rue_both"));
+	EXPECT_TRUE(status_has_line("__rue_both"));
 	EXPECT_EQ(-EBADF, emit(self->data, index, &a, sizeof(a)));
 	ASSERT_LT(0, read_file(RUE_TRACEFS "trace", buf, sizeof(buf)));
 	EXPECT_NE(NULL, strstr(buf, "__rue_both: a=0x4 (4)\n")) TH_LOG("trace:\n%s", buf);
@@ -483,7 +373,7 @@ TEST_F(perf, attach_and_detach_race_with_writers_on_two_cpus)
 		       atomic_load(&w[i].disabled));
 	}
 	EXPECT_EQ(0u, self->check);
-	EXPECT_TRUE(status_line_is("__rue_race"));
+	EXPECT_TRUE(status_has_line("__rue_race"));
 	EXPECT_EQ(0, unreg_event(self->data, &self->check, 0));
 }
 

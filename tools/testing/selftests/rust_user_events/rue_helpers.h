@@ -8,6 +8,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -53,6 +54,18 @@ static inline int read_file(const char *path, char *buf, size_t len)
 	buf[total] = '\0';
 	close(fd);
 	return total;
+}
+
+/* True if user_events_status has the whole line @line (no newline). */
+static inline int status_has_line(const char *line)
+{
+	char buf[8192], want[256];
+
+	snprintf(want, sizeof(want), "\n%s\n", line);
+	if (read_file(RUE_TRACEFS "user_events_status", buf + 1, sizeof(buf) - 1) < 0)
+		return 0;
+	buf[0] = '\n';
+	return strstr(buf, want) != NULL;
 }
 
 static inline int exists(const char *path)
