@@ -3,8 +3,13 @@
 //! FFI glue of `user_events_stats`: a single-record `seq_file` with this module's counters
 //! ([`crate::logic::stats`]).
 
-use crate::{bindings, logic::stats::write_stats, seq::SeqWriter, write};
-use kernel::{module::this_module, prelude::*, seq_file::SeqFile};
+use crate::{
+    bindings,
+    logic::stats::write_stats,
+    seq::{self, SeqWriter},
+    write,
+};
+use kernel::{prelude::*, seq_file::SeqFile};
 
 /// # Safety
 ///
@@ -26,11 +31,4 @@ unsafe extern "C" fn open(_inode: *mut bindings::inode, file: *mut bindings::fil
 }
 
 /// The `file_operations` of `user_events_stats`.
-pub(crate) const FOPS: bindings::file_operations = bindings::file_operations {
-    owner: this_module::<crate::LocalModule>().as_ptr(),
-    open: Some(open),
-    read: Some(bindings::seq_read),
-    llseek: Some(bindings::seq_lseek),
-    release: Some(bindings::single_release),
-    ..pin_init::zeroed()
-};
+pub(crate) const FOPS: bindings::file_operations = seq::single_open_fops(open);

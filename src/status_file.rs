@@ -2,9 +2,12 @@
 
 //! FFI glue of `user_events_status`: a single-record `seq_file`, as upstream.
 
-use crate::{bindings, group::Group, seq::SeqWriter};
+use crate::{
+    bindings,
+    group::Group,
+    seq::{self, SeqWriter},
+};
 use kernel::{
-    module::this_module,
     prelude::*,
     seq_file::SeqFile,
     sync::Arc,
@@ -35,11 +38,4 @@ unsafe extern "C" fn open(inode: *mut bindings::inode, file: *mut bindings::file
 }
 
 /// The `file_operations` of `user_events_status`.
-pub(crate) const FOPS: bindings::file_operations = bindings::file_operations {
-    owner: this_module::<crate::LocalModule>().as_ptr(),
-    open: Some(open),
-    read: Some(bindings::seq_read),
-    llseek: Some(bindings::seq_lseek),
-    release: Some(bindings::single_release),
-    ..pin_init::zeroed()
-};
+pub(crate) const FOPS: bindings::file_operations = seq::single_open_fops(open);

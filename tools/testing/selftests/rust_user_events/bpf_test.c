@@ -53,35 +53,32 @@ static int load_insns(const struct bpf_insn *insns, __u32 count)
 	return fd;
 }
 
-/* Load a field, look up key 0 and 1, add 1 to the first and the field to the second. */
+/*
+ * Adds register @src to the u64 at @key of the array map @map_fd; skipped if
+ * the lookup fails. Clobbers r0-r5 (r6-r9 survive the helper call).
+ */
+#define MAP_ADD(map_fd, key, src) \
+	INSN(BPF_ST | BPF_MEM | BPF_W, BPF_REG_10, 0, -4, (key)), \
+	INSN(BPF_ALU64 | BPF_MOV | BPF_X, BPF_REG_2, BPF_REG_10, 0, 0), \
+	INSN(BPF_ALU64 | BPF_ADD | BPF_K, BPF_REG_2, 0, 0, -4), \
+	INSN(BPF_LD | BPF_DW | BPF_IMM, BPF_REG_1, BPF_PSEUDO_MAP_FD, 0, (map_fd)), \
+	INSN(0, 0, 0, 0, 0), \
+	INSN(BPF_JMP | BPF_CALL, 0, 0, 0, BPF_FUNC_map_lookup_elem), \
+	INSN(BPF_JMP | BPF_JEQ | BPF_K, BPF_REG_0, 0, 1, 0), \
+	INSN(BPF_STX | BPF_ATOMIC | BPF_DW, BPF_REG_0, (src), 0, BPF_ADD)
+
+/* r6 = field `a` (*(u32 *)(ctx + 8), right after the 8-byte trace_entry); r7 = 1. */
+#define LOAD_A_AND_ONE \
+	INSN(BPF_LDX | BPF_MEM | BPF_W, BPF_REG_6, BPF_REG_1, 8, 0), \
+	INSN(BPF_ALU64 | BPF_MOV | BPF_K, BPF_REG_7, 0, 0, 1)
+
+/* Counts the events in key 0 and sums `a` in key 1; returns 0: nothing for perf itself. */
 static int load_prog(int map_fd)
 {
 	struct bpf_insn insns[] = {
-		/* r6 = *(u32 *)(ctx + 8): field `a`, right after the 8-byte trace_entry */
-		INSN(BPF_LDX | BPF_MEM | BPF_W, BPF_REG_6, BPF_REG_1, 8, 0),
-		/* *(u32 *)(fp - 4) = 0; r2 = fp - 4 */
-		INSN(BPF_ST | BPF_MEM | BPF_W, BPF_REG_10, 0, -4, 0),
-		INSN(BPF_ALU64 | BPF_MOV | BPF_X, BPF_REG_2, BPF_REG_10, 0, 0),
-		INSN(BPF_ALU64 | BPF_ADD | BPF_K, BPF_REG_2, 0, 0, -4),
-		/* r1 = map (ld_imm64 with BPF_PSEUDO_MAP_FD) */
-		INSN(BPF_LD | BPF_DW | BPF_IMM, BPF_REG_1, BPF_PSEUDO_MAP_FD, 0, map_fd),
-		INSN(0, 0, 0, 0, 0),
-		INSN(BPF_JMP | BPF_CALL, 0, 0, 0, BPF_FUNC_map_lookup_elem),
-		INSN(BPF_JMP | BPF_JEQ | BPF_K, BPF_REG_0, 0, 2, 0),
-		/* lock *(u64 *)(r0) += 1 */
-		INSN(BPF_ALU64 | BPF_MOV | BPF_K, BPF_REG_1, 0, 0, 1),
-		INSN(BPF_STX | BPF_ATOMIC | BPF_DW, BPF_REG_0, BPF_REG_1, 0, BPF_ADD),
-		/* *(u32 *)(fp - 4) = 1; r2 = fp - 4; lookup again */
-		INSN(BPF_ST | BPF_MEM | BPF_W, BPF_REG_10, 0, -4, 1),
-		INSN(BPF_ALU64 | BPF_MOV | BPF_X, BPF_REG_2, BPF_REG_10, 0, 0),
-		INSN(BPF_ALU64 | BPF_ADD | BPF_K, BPF_REG_2, 0, 0, -4),
-		INSN(BPF_LD | BPF_DW | BPF_IMM, BPF_REG_1, BPF_PSEUDO_MAP_FD, 0, map_fd),
-		INSN(0, 0, 0, 0, 0),
-		INSN(BPF_JMP | BPF_CALL, 0, 0, 0, BPF_FUNC_map_lookup_elem),
-		INSN(BPF_JMP | BPF_JEQ | BPF_K, BPF_REG_0, 0, 1, 0),
-		/* lock *(u64 *)(r0) += r6 */
-		INSN(BPF_STX | BPF_ATOMIC | BPF_DW, BPF_REG_0, BPF_REG_6, 0, BPF_ADD),
-		/* return 0: nothing for perf itself */
+		LOAD_A_AND_ONE,
+		MAP_ADD(map_fd, 0, BPF_REG_7),
+		MAP_ADD(map_fd, 1, BPF_REG_6),
 		INSN(BPF_ALU64 | BPF_MOV | BPF_K, BPF_REG_0, 0, 0, 0),
 		INSN(BPF_JMP | BPF_EXIT, 0, 0, 0, 0),
 	};
@@ -93,16 +90,8 @@ static int load_prog(int map_fd)
 static int load_even_filter(int map_fd)
 {
 	struct bpf_insn insns[] = {
-		INSN(BPF_LDX | BPF_MEM | BPF_W, BPF_REG_6, BPF_REG_1, 8, 0),
-		INSN(BPF_ST | BPF_MEM | BPF_W, BPF_REG_10, 0, -4, 0),
-		INSN(BPF_ALU64 | BPF_MOV | BPF_X, BPF_REG_2, BPF_REG_10, 0, 0),
-		INSN(BPF_ALU64 | BPF_ADD | BPF_K, BPF_REG_2, 0, 0, -4),
-		INSN(BPF_LD | BPF_DW | BPF_IMM, BPF_REG_1, BPF_PSEUDO_MAP_FD, 0, map_fd),
-		INSN(0, 0, 0, 0, 0),
-		INSN(BPF_JMP | BPF_CALL, 0, 0, 0, BPF_FUNC_map_lookup_elem),
-		INSN(BPF_JMP | BPF_JEQ | BPF_K, BPF_REG_0, 0, 2, 0),
-		INSN(BPF_ALU64 | BPF_MOV | BPF_K, BPF_REG_1, 0, 0, 1),
-		INSN(BPF_STX | BPF_ATOMIC | BPF_DW, BPF_REG_0, BPF_REG_1, 0, BPF_ADD),
+		LOAD_A_AND_ONE,
+		MAP_ADD(map_fd, 0, BPF_REG_7),
 		/* return (a & 1) ^ 1: 1 lets the record through to perf, 0 drops it */
 		INSN(BPF_ALU64 | BPF_MOV | BPF_X, BPF_REG_0, BPF_REG_6, 0, 0),
 		INSN(BPF_ALU64 | BPF_AND | BPF_K, BPF_REG_0, 0, 0, 1),
@@ -127,107 +116,81 @@ static __u64 map_get(int map_fd, __u32 key)
 	return value;
 }
 
-TEST(bpf_program_counts_and_sums_every_write)
+/* A BPF array map of @entries u64 values, keyed by u32. */
+static int create_array_map(__u32 entries)
 {
-	__u32 check = 0;
-	struct user_reg reg = {
-		.size = sizeof(reg),
-		.enable_bit = 31,
-		.enable_size = 4,
-		.enable_addr = (__u64)(uintptr_t)&check,
-		.name_args = (__u64)(uintptr_t)"__rue_bpf u32 a",
-	};
-	struct user_unreg unreg = {
-		.size = sizeof(unreg),
-		.disable_bit = 31,
-		.disable_addr = (__u64)(uintptr_t)&check,
-	};
-	union bpf_attr map_attr = {
+	union bpf_attr attr = {
 		.map_type = BPF_MAP_TYPE_ARRAY,
 		.key_size = 4,
 		.value_size = 8,
-		.max_entries = 2,
+		.max_entries = entries,
 	};
-	struct perf_event_attr pe = {
-		.type = PERF_TYPE_TRACEPOINT,
-		.size = sizeof(pe),
-		.sample_period = 1,
-		.sample_type = PERF_SAMPLE_RAW,
-		.wakeup_events = 1,
-	};
-	struct { __s32 idx; __u32 a; } rec;
-	int data, map_fd, prog_fd, perf_fd, id;
-	__u64 want_sum = 0;
 
-	data = open(RUE_TRACEFS "user_events_data", O_RDWR);
-	ASSERT_NE(-1, data);
-	ASSERT_EQ(0, ioctl(data, DIAG_IOCSREG, &reg));
-	id = event_id("__rue_bpf");
-	ASSERT_LT(0, id);
-
-	map_fd = sys_bpf(BPF_MAP_CREATE, &map_attr);
-	ASSERT_LE(0, map_fd) TH_LOG("BPF_MAP_CREATE: %s", strerror(errno));
-	prog_fd = load_prog(map_fd);
-	ASSERT_LE(0, prog_fd) TH_LOG("BPF_PROG_LOAD: %s", strerror(errno));
-
-	pe.config = id;
-	perf_fd = syscall(__NR_perf_event_open, &pe, -1, 0, -1, PERF_FLAG_FD_CLOEXEC);
-	ASSERT_LE(0, perf_fd) TH_LOG("perf_event_open: %s", strerror(errno));
-	ASSERT_EQ(0, ioctl(perf_fd, PERF_EVENT_IOC_SET_BPF, prog_fd)) TH_LOG("SET_BPF: %s", strerror(errno));
-	ASSERT_EQ(0, ioctl(perf_fd, PERF_EVENT_IOC_ENABLE, 0));
-	EXPECT_EQ(1u << 31, check);
-
-	rec.idx = reg.write_index;
-	for (__u32 i = 0; i < EVENTS; i++) {
-		rec.a = i + 1;
-		want_sum += i + 1;
-		ASSERT_EQ(sizeof(rec), write(data, &rec, sizeof(rec)));
-	}
-	EXPECT_EQ(EVENTS, map_get(map_fd, 0));
-	EXPECT_EQ(want_sum, map_get(map_fd, 1));
-
-	close(perf_fd);
-	EXPECT_EQ(0, check);
-	close(prog_fd);
-	close(map_fd);
-	EXPECT_EQ(0, ioctl(data, DIAG_IOCSUNREG, &unreg));
-	close(data);
+	return sys_bpf(BPF_MAP_CREATE, &attr);
 }
 
-TEST(bpf_link_decides_which_writes_reach_perf)
+FIXTURE(bpf) {
+	int data;
+	__u32 check;
+	int map_fd;
+};
+
+FIXTURE_SETUP(bpf)
 {
-	__u32 check = 0;
-	struct user_reg reg = {
-		.size = sizeof(reg),
-		.enable_bit = 7,
-		.enable_size = 4,
-		.enable_addr = (__u64)(uintptr_t)&check,
-		.name_args = (__u64)(uintptr_t)"__rue_bpfl u32 a",
-	};
-	struct user_unreg unreg = {
-		.size = sizeof(unreg),
-		.disable_bit = 7,
-		.disable_addr = (__u64)(uintptr_t)&check,
-	};
-	union bpf_attr map_attr = {
-		.map_type = BPF_MAP_TYPE_ARRAY,
-		.key_size = 4,
-		.value_size = 8,
-		.max_entries = 1,
-	};
+	self->check = 0;
+	self->data = open(RUE_TRACEFS "user_events_data", O_RDWR);
+	ASSERT_LE(0, self->data);
+	self->map_fd = create_array_map(2);
+	ASSERT_LE(0, self->map_fd) TH_LOG("BPF_MAP_CREATE: %s", strerror(errno));
+}
+
+FIXTURE_TEARDOWN(bpf)
+{
+	close(self->map_fd);
+	close(self->data);
+}
+
+TEST_F(bpf, program_counts_and_sums_every_write)
+{
+	struct perf_handle h;
+	int index, prog_fd;
+	__u64 want_sum = 0;
+
+	index = rue_reg(self->data, "__rue_bpf u32 a", &self->check, 31);
+	ASSERT_LE(0, index);
+	prog_fd = load_prog(self->map_fd);
+	ASSERT_LE(0, prog_fd) TH_LOG("BPF_PROG_LOAD: %s", strerror(errno));
+
+	/* A system-wide perf event on CPU 0 with no ring: only the program consumes. */
+	ASSERT_EQ(0, perf_open(&h, "__rue_bpf", -1, 0, 0));
+	ASSERT_EQ(0, ioctl(h.fd, PERF_EVENT_IOC_SET_BPF, prog_fd)) TH_LOG("SET_BPF: %s", strerror(errno));
+	ASSERT_EQ(0, ioctl(h.fd, PERF_EVENT_IOC_ENABLE, 0));
+	EXPECT_EQ(1u << 31, self->check);
+
+	for (__u32 a = 1; a <= EVENTS; a++) {
+		want_sum += a;
+		ASSERT_EQ(8, rue_emit(self->data, index, &a, sizeof(a)));
+	}
+	EXPECT_EQ(EVENTS, map_get(self->map_fd, 0));
+	EXPECT_EQ(want_sum, map_get(self->map_fd, 1));
+
+	perf_close(&h);
+	EXPECT_EQ(0, self->check);
+	close(prog_fd);
+	EXPECT_EQ(0, rue_unreg(self->data, &self->check, 31));
+}
+
+TEST_F(bpf, link_decides_which_writes_reach_perf)
+{
 	union bpf_attr link_attr = {};
-	struct { __s32 idx; __u32 a; } rec;
 	struct perf_handle h;
 	unsigned char raw[64];
-	int data, map_fd, prog_fd, link_fd;
-	__u32 got;
+	int index, prog_fd, link_fd;
+	__u32 a, got;
 
-	data = open(RUE_TRACEFS "user_events_data", O_RDWR);
-	ASSERT_NE(-1, data);
-	ASSERT_EQ(0, ioctl(data, DIAG_IOCSREG, &reg));
-	map_fd = sys_bpf(BPF_MAP_CREATE, &map_attr);
-	ASSERT_LE(0, map_fd) TH_LOG("BPF_MAP_CREATE: %s", strerror(errno));
-	prog_fd = load_even_filter(map_fd);
+	index = rue_reg(self->data, "__rue_bpfl u32 a", &self->check, 7);
+	ASSERT_LE(0, index);
+	prog_fd = load_even_filter(self->map_fd);
 	ASSERT_LE(0, prog_fd) TH_LOG("BPF_PROG_LOAD: %s", strerror(errno));
 	ASSERT_EQ(0, perf_open(&h, "__rue_bpfl", 0, -1, 1));
 
@@ -236,14 +199,13 @@ TEST(bpf_link_decides_which_writes_reach_perf)
 	link_attr.link_create.attach_type = BPF_PERF_EVENT;
 	link_fd = sys_bpf(BPF_LINK_CREATE, &link_attr);
 	ASSERT_LE(0, link_fd) TH_LOG("BPF_LINK_CREATE: %s", strerror(errno));
-	EXPECT_EQ(1u << 7, check);
+	EXPECT_EQ(1u << 7, self->check);
 	/* A BPF program rides on a perf event: the status says perf, as upstream's would. */
 	EXPECT_TRUE(status_has_line("__rue_bpfl # Used by perf"));
 
-	rec.idx = reg.write_index;
-	for (rec.a = 0; rec.a < 10; rec.a++)
-		ASSERT_EQ(sizeof(rec), write(data, &rec, sizeof(rec)));
-	EXPECT_EQ(10, map_get(map_fd, 0));
+	for (a = 0; a < 10; a++)
+		ASSERT_EQ(8, rue_emit(self->data, index, &a, sizeof(a)));
+	EXPECT_EQ(10, map_get(self->map_fd, 0));
 	for (__u32 want = 0; want < 10; want += 2) {
 		ASSERT_EQ(12, next_sample(&h, raw, sizeof(raw)));
 		memcpy(&got, raw + 8, sizeof(got));
@@ -253,9 +215,9 @@ TEST(bpf_link_decides_which_writes_reach_perf)
 
 	/* Closing the link detaches the program: perf sees every write again. */
 	close(link_fd);
-	for (rec.a = 11; rec.a < 13; rec.a++)
-		ASSERT_EQ(sizeof(rec), write(data, &rec, sizeof(rec)));
-	EXPECT_EQ(10, map_get(map_fd, 0));
+	for (a = 11; a < 13; a++)
+		ASSERT_EQ(8, rue_emit(self->data, index, &a, sizeof(a)));
+	EXPECT_EQ(10, map_get(self->map_fd, 0));
 	for (__u32 want = 11; want < 13; want++) {
 		ASSERT_EQ(12, next_sample(&h, raw, sizeof(raw)));
 		memcpy(&got, raw + 8, sizeof(got));
@@ -263,11 +225,9 @@ TEST(bpf_link_decides_which_writes_reach_perf)
 	}
 
 	perf_close(&h);
-	EXPECT_EQ(0, check);
+	EXPECT_EQ(0, self->check);
 	close(prog_fd);
-	close(map_fd);
-	EXPECT_EQ(0, ioctl(data, DIAG_IOCSUNREG, &unreg));
-	close(data);
+	EXPECT_EQ(0, rue_unreg(self->data, &self->check, 7));
 }
 
 TEST_HARNESS_MAIN

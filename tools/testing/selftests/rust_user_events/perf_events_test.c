@@ -2,7 +2,8 @@
 /*
  * perf on user events, through perf_event_open() and its mmap ring:
  *   - the raw sample is [trace_entry][payload] with every field type at the
- *     offset, size and signedness the format file gives;
+ *     offset, size and signedness the format file gives; a validator failure
+ *     or a fault leaves no sample;
  *   - perf and ftrace attached at once both record, and the enable bit and
  *     user_events_status follow each attach and detach;
  *   - payloads over 8184 bytes are accepted, recorded by nobody, counted in
@@ -39,44 +40,6 @@ static long long dropped_too_large(void)
 		return -1;
 	p = strstr(buf, "dropped_too_large: ");
 	return p ? atoll(p + strlen("dropped_too_large: ")) : -1;
-}
-
-static int reg_event(int data, const char *name_args, __u32 *check, int bit)
-{
-	struct user_reg reg = {
-		.size = sizeof(reg),
-		.enable_bit = bit,
-		.enable_size = sizeof(*check),
-		.enable_addr = (__u64)(uintptr_t)check,
-		.name_args = (__u64)(uintptr_t)name_args,
-	};
-
-	if (ioctl(data, DIAG_IOCSREG, &reg) < 0)
-		return -errno;
-	return reg.write_index;
-}
-
-static int unreg_event(int data, __u32 *check, int bit)
-{
-	struct user_unreg unreg = {
-		.size = sizeof(unreg),
-		.disable_bit = bit,
-		.disable_addr = (__u64)(uintptr_t)check,
-	};
-
-	return ioctl(data, DIAG_IOCSUNREG, &unreg) < 0 ? -errno : 0;
-}
-
-/* Writes [index][payload]; returns the bytes written or -errno. */
-static ssize_t emit(int data, int index, const void *payload, size_t len)
-{
-	struct iovec io[2] = {
-		{ .iov_base = &index, .iov_len = sizeof(index) },
-		{ .iov_base = (void *)payload, .iov_len = len },
-	};
-	ssize_t n = writev(data, io, 2);
-
-	return n < 0 ? -errno : n;
 }
 
 FIXTURE(perf) {
@@ -127,9 +90,10 @@ TEST_F(perf, sample_layout_of_every_field_type)
 	struct perf_handle h;
 	struct trace_entry_hdr { __u16 type; __u8 flags, preempt; __s32 pid; } hdr;
 	int index, id, offset = 8, n;
+	void *hole;
 	__u32 loc;
 
-	index = reg_event(self->data, LAYOUT_ARGS, &self->check, 0);
+	index = rue_reg(self->data, LAYOUT_ARGS, &self->check, 0);
 	ASSERT_LE(0, index) TH_LOG("register: %s", strerror(-index));
 	id = event_id("__rue_layout");
 	ASSERT_LT(0, id);
@@ -163,7 +127,7 @@ TEST_F(perf, sample_layout_of_every_field_type)
 	ASSERT_EQ(0, perf_open(&h, "__rue_layout", 0, -1, 1));
 	EXPECT_EQ(1u, self->check);
 	EXPECT_TRUE(status_has_line("__rue_layout # Used by perf"));
-	ASSERT_EQ(4 + sizeof(payload), emit(self->data, index, payload, sizeof(payload)));
+	ASSERT_EQ(4 + sizeof(payload), rue_emit(self->data, index, payload, sizeof(payload)));
 
 	n = next_sample(&h, raw, sizeof(raw));
 	/* perf pads the raw data so that it and its u32 size end on 8 bytes. */
@@ -179,13 +143,20 @@ TEST_F(perf, sample_layout_of_every_field_type)
 	/* A string running past the payload fails the validator: EFAULT, and no sample. */
 	loc = 7 << 16 | (8 + LAYOUT_FIXED + 4);
 	memcpy(payload + LAYOUT_FIXED - 8, &loc, 4);
-	EXPECT_EQ(-EFAULT, emit(self->data, index, payload, sizeof(payload)));
+	EXPECT_EQ(-EFAULT, rue_emit(self->data, index, payload, sizeof(payload)));
 	EXPECT_TRUE(ring_empty(&h));
+
+	/* A payload in memory that cannot be read: EFAULT, and no sample either. */
+	hole = mmap(NULL, sysconf(_SC_PAGESIZE), PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, hole);
+	EXPECT_EQ(-EFAULT, rue_emit(self->data, index, hole, sizeof(payload)));
+	EXPECT_TRUE(ring_empty(&h));
+	munmap(hole, sysconf(_SC_PAGESIZE));
 
 	perf_close(&h);
 	EXPECT_EQ(0u, self->check);
 	EXPECT_TRUE(status_has_line("__rue_layout"));
-	EXPECT_EQ(0, unreg_event(self->data, &self->check, 0));
+	EXPECT_EQ(0, rue_unreg(self->data, &self->check, 0));
 }
 
 TEST_F(perf, perf_and_ftrace_attached_at_once)
@@ -196,7 +167,7 @@ TEST_F(perf, perf_and_ftrace_attached_at_once)
 	__u32 a, got;
 	int index;
 
-	index = reg_event(self->data, "__rue_both u32 a", &self->check, 3);
+	index = rue_reg(self->data, "__rue_both u32 a", &self->check, 3);
 	ASSERT_LE(0, index);
 	ASSERT_EQ(0, write_file(RUE_TRACEFS "trace", ""));
 	ASSERT_EQ(0, write_file(EVENTS_DIR "__rue_both/enable", "1"));
@@ -207,7 +178,7 @@ TEST_F(perf, perf_and_ftrace_attached_at_once)
 	EXPECT_TRUE(status_has_line("__rue_both # Used by ftrace perf"));
 
 	for (a = 1; a <= 3; a++)
-		ASSERT_EQ(8, emit(self->data, index, &a, sizeof(a)));
+		ASSERT_EQ(8, rue_emit(self->data, index, &a, sizeof(a)));
 	for (a = 1; a <= 3; a++) {
 		ASSERT_EQ(12, next_sample(&h, raw, sizeof(raw)));
 		memcpy(&got, raw + 8, sizeof(got));
@@ -225,16 +196,16 @@ TEST_F(perf, perf_and_ftrace_attached_at_once)
 	EXPECT_EQ(1u << 3, self->check);
 	EXPECT_TRUE(status_has_line("__rue_both # Used by ftrace"));
 	a = 4;
-	ASSERT_EQ(8, emit(self->data, index, &a, sizeof(a)));
+	ASSERT_EQ(8, rue_emit(self->data, index, &a, sizeof(a)));
 
 	/* ftrace leaves too: disabled, and writes fail with EBADF as upstream. */
 	ASSERT_EQ(0, write_file(EVENTS_DIR "__rue_both/enable", "0"));
 	EXPECT_EQ(0u, self->check);
 	EXPECT_TRUE(status_has_line("__rue_both"));
-	EXPECT_EQ(-EBADF, emit(self->data, index, &a, sizeof(a)));
+	EXPECT_EQ(-EBADF, rue_emit(self->data, index, &a, sizeof(a)));
 	ASSERT_LT(0, read_file(RUE_TRACEFS "trace", buf, sizeof(buf)));
 	EXPECT_NE(NULL, strstr(buf, "__rue_both: a=0x4 (4)\n")) TH_LOG("trace:\n%s", buf);
-	EXPECT_EQ(0, unreg_event(self->data, &self->check, 3));
+	EXPECT_EQ(0, rue_unreg(self->data, &self->check, 3));
 }
 
 TEST_F(perf, payload_over_8184_bytes_is_dropped_and_counted)
@@ -244,7 +215,7 @@ TEST_F(perf, payload_over_8184_bytes_is_dropped_and_counted)
 	long long before;
 	int index;
 
-	index = reg_event(self->data, "__rue_big u32 a", &self->check, 0);
+	index = rue_reg(self->data, "__rue_big u32 a", &self->check, 0);
 	ASSERT_LE(0, index);
 	ASSERT_EQ(0, perf_open(&h, "__rue_big", 0, -1, 1));
 	before = dropped_too_large();
@@ -252,18 +223,18 @@ TEST_F(perf, payload_over_8184_bytes_is_dropped_and_counted)
 
 	/* One byte too many: accepted as upstream, recorded by nobody, counted. */
 	memset(payload, 0x5a, sizeof(payload));
-	EXPECT_EQ(4 + MAX_PAYLOAD + 1, emit(self->data, index, payload, MAX_PAYLOAD + 1));
+	EXPECT_EQ(4 + MAX_PAYLOAD + 1, rue_emit(self->data, index, payload, MAX_PAYLOAD + 1));
 	EXPECT_TRUE(ring_empty(&h));
 	EXPECT_EQ(before + 1, dropped_too_large());
 
 	/* The largest payload fills perf's 8192-byte record exactly. */
-	EXPECT_EQ(4 + MAX_PAYLOAD, emit(self->data, index, payload, MAX_PAYLOAD));
+	EXPECT_EQ(4 + MAX_PAYLOAD, rue_emit(self->data, index, payload, MAX_PAYLOAD));
 	EXPECT_EQ(8 + MAX_PAYLOAD + 4, next_sample(&h, raw, sizeof(raw)));
 	EXPECT_EQ(0, memcmp(raw + 8, payload, MAX_PAYLOAD));
 	EXPECT_EQ(before + 1, dropped_too_large());
 
 	perf_close(&h);
-	EXPECT_EQ(0, unreg_event(self->data, &self->check, 0));
+	EXPECT_EQ(0, rue_unreg(self->data, &self->check, 0));
 }
 
 /* Writers for the race test: write until told to stop, count outcomes. */
@@ -285,7 +256,7 @@ static void *writer_fn(void *arg)
 	CPU_SET(w->cpu, &set);
 	sched_setaffinity(0, sizeof(set), &set);
 	while (!atomic_load(w->stop)) {
-		ssize_t n = emit(w->data, w->index, &a, sizeof(a));
+		ssize_t n = rue_emit(w->data, w->index, &a, sizeof(a));
 
 		a++;
 		if (n == 8) {
@@ -337,7 +308,7 @@ TEST_F(perf, attach_and_detach_race_with_writers_on_two_cpus)
 
 	if (sysconf(_SC_NPROCESSORS_ONLN) < 2)
 		SKIP(return, "needs two CPUs");
-	index = reg_event(self->data, "__rue_race u32 a", &self->check, 0);
+	index = rue_reg(self->data, "__rue_race u32 a", &self->check, 0);
 	ASSERT_LE(0, index);
 	for (int i = 0; i < 2; i++) {
 		w[i].cpu = i;
@@ -374,7 +345,7 @@ TEST_F(perf, attach_and_detach_race_with_writers_on_two_cpus)
 	}
 	EXPECT_EQ(0u, self->check);
 	EXPECT_TRUE(status_has_line("__rue_race"));
-	EXPECT_EQ(0, unreg_event(self->data, &self->check, 0));
+	EXPECT_EQ(0, rue_unreg(self->data, &self->check, 0));
 }
 
 TEST_HARNESS_MAIN

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * File helpers shared by the rust_user_events guest tests. Each returns 0 (or
- * a length) on success and -errno on failure, so tests can assert the errno.
+ * File and user_events helpers shared by the rust_user_events guest tests.
+ * Each returns 0 (or a length, or an index) on success and -errno on failure,
+ * so tests can assert the errno.
  */
 #ifndef RUE_HELPERS_H
 #define RUE_HELPERS_H
@@ -9,9 +10,13 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdint.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
+#include <sys/uio.h>
 #include <unistd.h>
+#include <linux/user_events.h>
 
 #define RUE_TRACEFS "/sys/kernel/tracing/"
 
@@ -84,6 +89,46 @@ static inline int gone_within(const char *path, int ms)
 		usleep(1000);
 	}
 	return 0;
+}
+
+/* Registers @name_args with its enable bit at @check/@bit; the write index or -errno. */
+static inline int rue_reg(int data, const char *name_args, __u32 *check, int bit)
+{
+	struct user_reg reg = {
+		.size = sizeof(reg),
+		.enable_bit = bit,
+		.enable_size = sizeof(*check),
+		.enable_addr = (__u64)(uintptr_t)check,
+		.name_args = (__u64)(uintptr_t)name_args,
+	};
+
+	if (ioctl(data, DIAG_IOCSREG, &reg) < 0)
+		return -errno;
+	return reg.write_index;
+}
+
+/* Unregisters the enable bit at @check/@bit; 0 or -errno. */
+static inline int rue_unreg(int data, __u32 *check, int bit)
+{
+	struct user_unreg unreg = {
+		.size = sizeof(unreg),
+		.disable_bit = bit,
+		.disable_addr = (__u64)(uintptr_t)check,
+	};
+
+	return ioctl(data, DIAG_IOCSUNREG, &unreg) < 0 ? -errno : 0;
+}
+
+/* Writes [index][payload]; returns the bytes written or -errno. */
+static inline ssize_t rue_emit(int data, int index, const void *payload, size_t len)
+{
+	struct iovec io[2] = {
+		{ .iov_base = &index, .iov_len = sizeof(index) },
+		{ .iov_base = (void *)payload, .iov_len = len },
+	};
+	ssize_t n = writev(data, io, 2);
+
+	return n < 0 ? -errno : n;
 }
 
 #endif /* RUE_HELPERS_H */
