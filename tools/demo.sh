@@ -6,7 +6,8 @@
 # runs the sample programs (samples/example.c as rue_example, samples/rust-example
 # as rue_example_rs): once with nobody listening (every event is skipped), once
 # with the event enabled in ftrace (every event is written), showing
-# user_events_status and the events' lines in the trace buffer.
+# user_events_status and the events' lines in the trace buffer; then records
+# the C sample with the real perf tool and shows the samples with perf script.
 # Exits non-zero if the build, the VM or anything in the demo fails.
 # Usage: demo.sh KDIR
 set -uo pipefail
@@ -32,8 +33,9 @@ die() { echo "demo: FAILED: $*"; exit 1; }
 
 section "the module and its tracefs files"
 run lsmod
-run ls -l $T/user_events_data $T/user_events_status
+run ls -l $T/user_events_data $T/user_events_status $T/user_events_stats
 run cat $T/user_events_status
+run cat $T/user_events_stats
 
 section "rmmod removes the files, insmod brings them back"
 run rmmod rust_user_events || die "rmmod"
@@ -93,6 +95,22 @@ sample() {
 
 sample rue_example
 sample rue_example_rs
+
+section "perf: perf record and perf script on the C sample"
+# perf resolves user_events:rue_example when it starts, so the event must exist
+# first: dynamic_events creates it (persistent), the program then matches it.
+fields="u32 count; char[16] msg"
+run "echo 'u:rue_example $fields' >> $T/dynamic_events" || die "creating rue_example"
+run perf record -q -e user_events:rue_example -o /tmp/perf.data -- rue_example 5 >/tmp/out 2>&1
+rc=$?
+cat /tmp/out
+[ $rc -eq 0 ] || die "perf record exited $rc"
+grep -q 'wrote 5 events, skipped 0' /tmp/out || die "rue_example did not write 5 events under perf"
+run perf script -i /tmp/perf.data >/tmp/script 2>&1 || die "perf script"
+cat /tmp/script
+n=$(grep -c 'user_events:rue_example: count=' /tmp/script)
+[ "$n" -eq 5 ] || die "expected 5 perf samples of rue_example, found $n"
+run "echo '-:rue_example $fields' >> $T/dynamic_events" || die "deleting rue_example"
 
 section "done"
 DEMO
