@@ -10,9 +10,14 @@
 //! register, which is what makes `EADDRINUSE` and UNREG per lineage.
 //!
 //! A kernel without user_events has no `task_struct` field for this, so the module keeps a
-//! table from task to scope, filled and emptied from the fork, exec and exit tracepoints (atomic
-//! context: a spinlock and `GFP_NOWAIT`). The `CLONE_VM` entry is made in the fork probe itself,
-//! before the child can run and register.
+//! table from task to scope, filled and emptied from the fork, exec and exit tracepoints. The
+//! `CLONE_VM` entry is made in the fork probe itself, before the child can run and register.
+//!
+//! Locking and allocation: one spinlock (`SCOPES`) protects the whole table. The tracepoint
+//! probes run in atomic context and allocate under it with `GFP_NOWAIT`. A registration (REG)
+//! runs in process context: when the table is full it allocates larger vectors with `GFP_KERNEL`
+//! outside the lock, moves the entries over under the lock (`Table::adopt`), and frees the old
+//! vectors after unlocking.
 
 use crate::bindings;
 use core::sync::atomic::{AtomicBool, Ordering};
@@ -73,7 +78,9 @@ impl Table {
         };
         *count += 1;
         // PANIC: Capacity was reserved above.
-        self.tasks.push((task, scope), GFP_NOWAIT).expect("reserved");
+        self.tasks
+            .push((task, scope), GFP_NOWAIT)
+            .expect("reserved");
         ANY.store(true, Ordering::Relaxed);
         Ok(())
     }
@@ -105,24 +112,37 @@ impl Table {
         }
     }
 
-    /// True if a new scope with one task fits without allocating.
-    fn has_room_for_new_scope(&self) -> bool {
-        self.tasks.len() < self.tasks.capacity() && self.counts.len() < self.counts.capacity()
+    /// True if `tasks` has room for one more entry without allocating.
+    fn tasks_have_room(&self) -> bool {
+        self.tasks.len() < self.tasks.capacity()
     }
 
-    /// Moves the entries into `tasks` and `counts` where those are larger than the current
-    /// vectors; the replaced vectors are left in `tasks` and `counts`, for the caller to free
+    /// True if `counts` has room for one more entry without allocating.
+    fn counts_have_room(&self) -> bool {
+        self.counts.len() < self.counts.capacity()
+    }
+
+    /// Moves the entries into `tasks` and `counts`, where given and larger than the current
+    /// vectors. The replaced vectors are left in `tasks` and `counts` for the caller to free
     /// outside the lock.
-    fn adopt(&mut self, tasks: &mut KVec<(usize, ScopeId)>, counts: &mut KVec<(ScopeId, u32)>) {
-        if tasks.capacity() > self.tasks.capacity()
-            && tasks.extend_from_slice(&self.tasks, GFP_NOWAIT).is_ok()
-        {
-            core::mem::swap(tasks, &mut self.tasks);
+    fn adopt(
+        &mut self,
+        tasks: &mut Option<KVec<(usize, ScopeId)>>,
+        counts: &mut Option<KVec<(ScopeId, u32)>>,
+    ) {
+        if let Some(tasks) = tasks {
+            if tasks.capacity() > self.tasks.capacity()
+                && tasks.extend_from_slice(&self.tasks, GFP_NOWAIT).is_ok()
+            {
+                core::mem::swap(tasks, &mut self.tasks);
+            }
         }
-        if counts.capacity() > self.counts.capacity()
-            && counts.extend_from_slice(&self.counts, GFP_NOWAIT).is_ok()
-        {
-            core::mem::swap(counts, &mut self.counts);
+        if let Some(counts) = counts {
+            if counts.capacity() > self.counts.capacity()
+                && counts.extend_from_slice(&self.counts, GFP_NOWAIT).is_ok()
+            {
+                core::mem::swap(counts, &mut self.counts);
+            }
         }
     }
 }
@@ -131,28 +151,48 @@ impl Table {
 /// allocation under it.
 const GROW_ATTEMPTS: usize = 3;
 
+/// A vector of `len + 1` entries' room and as much again, allocated with `GFP_KERNEL`, or `None`
+/// if the table's vector already has room.
+fn grown<T>(has_room: bool, len: usize) -> Result<Option<KVec<T>>> {
+    if has_room {
+        return Ok(None);
+    }
+    let capacity = len
+        .checked_add(1)
+        .and_then(|n| n.checked_mul(2))
+        .ok_or(ENOMEM)?;
+    Ok(Some(KVec::with_capacity(capacity, GFP_KERNEL)?))
+}
+
 /// The calling task's scope, created on first need (upstream `current_user_event_mm`).
 ///
-/// Runs in process context, so the table grows with `GFP_KERNEL` outside its spinlock and
-/// `ENOMEM` means what it means upstream (the fork, exec and exit probes cannot do this and use
-/// `GFP_NOWAIT`).
+/// Runs in process context, so a full table grows with `GFP_KERNEL` outside the spinlock and a
+/// transient shortage of atomic memory does not fail the registration. If other registrations
+/// keep filling the table faster than it grows, the last attempt allocates under the lock with
+/// `GFP_NOWAIT`. Upstream allocates its `user_event_mm` with `GFP_KERNEL_ACCOUNT`; the table is
+/// module-wide, so it is not charged to the caller's memory cgroup.
 pub(crate) fn current_or_create() -> Result<ScopeId> {
     let task = current_task();
     for _ in 0..GROW_ATTEMPTS {
-        let (tasks_len, counts_len) = {
+        let (tasks_room, tasks_len, counts_room, counts_len) = {
             let mut table = SCOPES.lock();
             if let Some(scope) = table.scope_of(task) {
                 return Ok(scope);
             }
-            if table.has_room_for_new_scope() {
+            if table.tasks_have_room() && table.counts_have_room() {
                 let scope = table.new_scope();
                 table.join(task, scope)?;
                 return Ok(scope);
             }
-            (table.tasks.len(), table.counts.len())
+            (
+                table.tasks_have_room(),
+                table.tasks.len(),
+                table.counts_have_room(),
+                table.counts.len(),
+            )
         };
-        let mut tasks = KVec::with_capacity((tasks_len + 1) * 2, GFP_KERNEL)?;
-        let mut counts = KVec::with_capacity((counts_len + 1) * 2, GFP_KERNEL)?;
+        let mut tasks = grown(tasks_room, tasks_len)?;
+        let mut counts = grown(counts_room, counts_len)?;
         SCOPES.lock().adopt(&mut tasks, &mut counts);
         // The replaced vectors (or the unused new ones) are freed here, outside the lock.
     }
@@ -172,7 +212,10 @@ pub(crate) fn current() -> Option<ScopeId> {
 
 /// Fork probe: a `CLONE_VM` child joins its parent's scope; any other child of a task with a
 /// scope gets a new one, returned with the parent's so the caller can copy the enablers.
-pub(crate) fn on_newtask(child: *mut bindings::task_struct, clone_vm: bool) -> Option<(ScopeId, ScopeId)> {
+pub(crate) fn on_newtask(
+    child: *mut bindings::task_struct,
+    clone_vm: bool,
+) -> Option<(ScopeId, ScopeId)> {
     let mut table = SCOPES.lock();
     let parent = table.scope_of(current_task())?;
     if clone_vm {
