@@ -69,7 +69,11 @@ unsafe fn info<'a>(file: *mut bindings::file) -> &'a FileInfo {
 /// # Safety
 ///
 /// Called by the VFS for a file opened by [`open`].
-unsafe extern "C" fn unlocked_ioctl(file: *mut bindings::file, cmd: c_uint, arg: c_ulong) -> c_long {
+unsafe extern "C" fn unlocked_ioctl(
+    file: *mut bindings::file,
+    cmd: c_uint,
+    arg: c_ulong,
+) -> c_long {
     // SAFETY: Called by the VFS for an open file of ours.
     let info = unsafe { info(file) };
     match info.ioctl(cmd, arg) {
@@ -120,7 +124,10 @@ unsafe extern "C" fn write(
 /// # Safety
 ///
 /// Called by the VFS with a valid kiocb for a file opened by [`open`] and a source iterator.
-unsafe extern "C" fn write_iter(kiocb: *mut bindings::kiocb, from: *mut bindings::iov_iter) -> isize {
+unsafe extern "C" fn write_iter(
+    kiocb: *mut bindings::kiocb,
+    from: *mut bindings::iov_iter,
+) -> isize {
     // SAFETY: The VFS passes a valid kiocb whose file is open.
     let file = unsafe { (*kiocb).ki_filp };
     // SAFETY: The VFS passes a valid source iterator for the duration of the call.

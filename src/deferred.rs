@@ -26,8 +26,10 @@ impl Workqueue {
     /// Allocates the workqueue.
     pub(crate) fn new() -> Result<Self> {
         // SAFETY: `name` is a NUL-terminated literal.
-        let wq = NonNull::new(unsafe { bindings::rue_alloc_workqueue(c"rust_user_events".as_char_ptr()) })
-            .ok_or(ENOMEM)?;
+        let wq = NonNull::new(unsafe {
+            bindings::rue_alloc_workqueue(c"rust_user_events".as_char_ptr())
+        })
+        .ok_or(ENOMEM)?;
         WQ.store(wq.as_ptr(), Ordering::Release);
         Ok(Self { wq })
     }

@@ -143,7 +143,10 @@ unsafe extern "C" fn create(raw_command: *const c_char) -> c_int {
     let Some(rest) = cmd.strip_prefix(show::USER_EVENTS_PREFIX.as_bytes()) else {
         return ECANCELED.to_errno();
     };
-    let start = rest.iter().position(|b| !b.is_ascii_whitespace()).unwrap_or(rest.len());
+    let start = rest
+        .iter()
+        .position(|b| !b.is_ascii_whitespace())
+        .unwrap_or(rest.len());
     let Ok(name_args) = core::str::from_utf8(&rest[start..]) else {
         return EINVAL.to_errno();
     };
@@ -253,4 +256,3 @@ unsafe extern "C" fn match_event(
     };
     matching::fields_match(e.field_tuples(), args, false)
 }
-

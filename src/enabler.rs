@@ -14,12 +14,7 @@
 //! only touched while `mmget_not_zero()` holds it.
 
 use crate::{
-    bindings,
-    event::UserEvent,
-    scope::ScopeId,
-    event_mutex::Held,
-    group::STATE,
-    logic::enable,
+    bindings, event::UserEvent, event_mutex::Held, group::STATE, logic::enable, scope::ScopeId,
 };
 use core::{
     mem::offset_of,
@@ -170,7 +165,14 @@ struct FaultWork {
 }
 
 /// Queues a fault-in and rewrite of one enabler; takes an event and an mm reference.
-fn queue_fault(held: &mut Held, event: NonNull<UserEvent>, owner: Owner, addr: u64, bit: u8, attempt: u32) {
+fn queue_fault(
+    held: &mut Held,
+    event: NonNull<UserEvent>,
+    owner: Owner,
+    addr: u64,
+    bit: u8,
+    attempt: u32,
+) {
     if attempt >= MAX_ATTEMPTS {
         // Given up until the next status change, as upstream (no loop against a hostile process).
         return;
@@ -211,7 +213,12 @@ fn queue_fault(held: &mut Held, event: NonNull<UserEvent>, owner: Owner, addr: u
 /// Called by the workqueue with the `work` of a [`FaultWork`] queued by [`queue_fault`].
 unsafe extern "C" fn fault_work_fn(work: *mut bindings::work_struct) {
     // SAFETY: `work` is the first field's address inside a leaked `KBox<FaultWork>`.
-    let item = unsafe { KBox::from_raw(work.byte_sub(offset_of!(FaultWork, work)).cast::<FaultWork>()) };
+    let item = unsafe {
+        KBox::from_raw(
+            work.byte_sub(offset_of!(FaultWork, work))
+                .cast::<FaultWork>(),
+        )
+    };
     let faulted = fault_in(item.owner.mm, item.addr);
     let mut held = Held::lock();
     // SAFETY: The work holds a reference on the event.
@@ -221,7 +228,14 @@ unsafe extern "C" fn fault_work_fn(work: *mut bindings::work_struct) {
     });
     if faulted.is_ok() && still_registered {
         if write_bit(item.owner.mm, item.addr, item.bit, ev.status() != 0) == Err(EFAULT) {
-            queue_fault(&mut held, item.event, item.owner, item.addr, item.bit, item.attempt + 1);
+            queue_fault(
+                &mut held,
+                item.event,
+                item.owner,
+                item.addr,
+                item.bit,
+                item.attempt + 1,
+            );
         }
     }
     // SAFETY: Drops the references taken by `queue_fault`.
@@ -252,14 +266,22 @@ pub(crate) fn create(event: NonNull<UserEvent>, scope: ScopeId, addr: u64, bit: 
         return Err(EFAULT);
     }
     let owner = Owner { scope, mm };
-    let result = write_bit_faulting(mm, addr, |held| create_locked(held, event, owner, addr, bit));
+    let result = write_bit_faulting(mm, addr, |held| {
+        create_locked(held, event, owner, addr, bit)
+    });
     // SAFETY: Drops the reference taken by `rue_current_mm_grab` (the enabler took its own).
     unsafe { bindings::rue_mmdrop(mm) };
     result
 }
 
 /// One attempt of [`create`] under `event_mutex`.
-fn create_locked(held: &mut Held, event: NonNull<UserEvent>, owner: Owner, addr: u64, bit: u8) -> Result {
+fn create_locked(
+    held: &mut Held,
+    event: NonNull<UserEvent>,
+    owner: Owner,
+    addr: u64,
+    bit: u8,
+) -> Result {
     let mm = owner.mm;
     // SAFETY: The caller holds a reference on `event`.
     let ev = unsafe { event.as_ref() };
@@ -273,7 +295,15 @@ fn create_locked(held: &mut Held, event: NonNull<UserEvent>, owner: Owner, addr:
     STATE
         .get(held)
         .enablers
-        .push(Enabler { event, owner, addr, bit }, GFP_KERNEL)
+        .push(
+            Enabler {
+                event,
+                owner,
+                addr,
+                bit,
+            },
+            GFP_KERNEL,
+        )
         .expect("reserved");
     Ok(())
 }
@@ -336,7 +366,9 @@ pub(crate) fn unregister(owner: Owner, addr: u64, bit: u8) -> Result {
     let result = if removed == 0 {
         Err(ENOENT)
     } else {
-        write_bit_faulting(owner.mm, addr, |_held| write_bit(owner.mm, addr, bit, false))
+        write_bit_faulting(owner.mm, addr, |_held| {
+            write_bit(owner.mm, addr, bit, false)
+        })
     };
     // SAFETY: Taken above.
     unsafe { bindings::rue_mmdrop(owner.mm) };
@@ -372,7 +404,15 @@ pub(crate) fn dup(held: &mut Held, parent: ScopeId, child: Owner) {
         // PANIC: Capacity was reserved above.
         state
             .enablers
-            .push(Enabler { event, owner: child, addr, bit }, GFP_KERNEL)
+            .push(
+                Enabler {
+                    event,
+                    owner: child,
+                    addr,
+                    bit,
+                },
+                GFP_KERNEL,
+            )
             .expect("reserved");
         // Right after fork the page is still shared copy-on-write: fault it in for the child
         // asynchronously, as upstream's fault path does on the child's first update.

@@ -104,7 +104,12 @@ impl UserEvent {
     /// Parses a new event `name args`; `multi_id` names a multi-format version.
     ///
     /// Fails with `EINVAL` for any grammar error (spec §2), `ENOMEM` on allocation failure.
-    pub(crate) fn new(name: &str, args: &str, reg_flags: u16, multi_id: Option<u64>) -> Result<KBox<Self>> {
+    pub(crate) fn new(
+        name: &str,
+        args: &str,
+        reg_flags: u16,
+        multi_id: Option<u64>,
+    ) -> Result<KBox<Self>> {
         let mut strings = KVec::new();
         let reg_name = push_str(&mut strings, name.as_bytes())?;
         let tp_name = match multi_id {
@@ -157,9 +162,7 @@ impl UserEvent {
             refcnt: Refcount::new(1),
             status: core::sync::atomic::AtomicU8::new(0),
         };
-        let print_fmt = KBuf::c_string(|buf| {
-            print_fmt::write_print_fmt(buf, this.field_names())
-        })?;
+        let print_fmt = KBuf::c_string(|buf| print_fmt::write_print_fmt(buf, this.field_names()))?;
         let len = print_fmt.len() - 1;
         let start = this.strings.len();
         this.strings.extend_from_slice(&print_fmt, GFP_KERNEL)?;
@@ -201,7 +204,9 @@ impl UserEvent {
     }
 
     fn field_names(&self) -> impl Iterator<Item = (&str, &str)> + Clone {
-        self.fields.iter().map(|f| (self.str_at(&f.ty), self.str_at(&f.name)))
+        self.fields
+            .iter()
+            .map(|f| (self.str_at(&f.ty), self.str_at(&f.name)))
     }
 
     /// The fields in declaration order.
@@ -254,7 +259,8 @@ impl UserEvent {
 
     /// Records the consumers attached (under `event_mutex`, from the `reg` callback).
     pub(crate) fn set_status(&self, _held: &mut Held, status: u8) {
-        self.status.store(status, core::sync::atomic::Ordering::Relaxed);
+        self.status
+            .store(status, core::sync::atomic::Ordering::Relaxed);
     }
 
     /// Initialises the C objects and registers the event with the tracing core.
@@ -311,7 +317,8 @@ impl UserEvent {
             (*call).data = this.as_ptr().cast();
             // Upstream's dyn_event_add() sets DYNAMIC: perf and triggers then count references
             // in `call->refcnt` instead of pinning a module.
-            (*call).flags = (bindings::TRACE_EVENT_FL_TRACEPOINT | bindings::TRACE_EVENT_FL_DYNAMIC) as c_int;
+            (*call).flags =
+                (bindings::TRACE_EVENT_FL_TRACEPOINT | bindings::TRACE_EVENT_FL_DYNAMIC) as c_int;
             bindings::rue_init_work(ev.put_work.get(), Some(put_work_fn));
             bindings::INIT_LIST_HEAD(&raw mut (*ev.devent.get()).list);
         }
@@ -455,7 +462,10 @@ fn with_root_fsuid(f: impl FnOnce() -> c_int) -> c_int {
 unsafe extern "C" fn put_work_fn(work: *mut bindings::work_struct) {
     // SAFETY: `work` is the `put_work` field of a live `UserEvent` (container_of).
     let this = unsafe {
-        NonNull::new_unchecked(work.byte_sub(offset_of!(UserEvent, put_work)).cast::<UserEvent>())
+        NonNull::new_unchecked(
+            work.byte_sub(offset_of!(UserEvent, put_work))
+                .cast::<UserEvent>(),
+        )
     };
     let mut held = Held::lock();
     // SAFETY: The event is live until destroyed below; the queued work holds the last ref.

@@ -52,7 +52,9 @@ unsafe impl Sync for FileInfo {}
 /// Copies a NUL-terminated user string of at most 511 bytes (`strndup_user(…, 512)`).
 fn strndup_user(addr: u64) -> Result<KVec<u8>> {
     // SAFETY: `strndup_user` validates the user pointer itself.
-    let p = from_err_ptr(unsafe { bindings::strndup_user(addr as usize as *const c_char, MAX_EVENT_DESC) })?;
+    let p = from_err_ptr(unsafe {
+        bindings::strndup_user(addr as usize as *const c_char, MAX_EVENT_DESC)
+    })?;
     // SAFETY: On success `p` is a kmalloc'd NUL-terminated string.
     let bytes = unsafe { CStr::from_char_ptr(p) }.to_bytes();
     let copy = KVec::from_elem(0u8, 0, GFP_KERNEL).and_then(|mut v| {
@@ -68,7 +70,12 @@ fn strndup_user(addr: u64) -> Result<KVec<u8>> {
 fn copy_struct(dst: &mut [u8], src: usize, size: usize) -> Result {
     // SAFETY: `dst` is writable for its length; the helper checks the user range and the tail.
     kernel::error::to_result(unsafe {
-        bindings::rue_copy_struct_from_user(dst.as_mut_ptr().cast(), dst.len(), src as *const c_void, size)
+        bindings::rue_copy_struct_from_user(
+            dst.as_mut_ptr().cast(),
+            dst.len(),
+            src as *const c_void,
+            size,
+        )
     })
 }
 
@@ -129,7 +136,9 @@ impl FileInfo {
         }
         enable::check_enable(enable_size, enable_addr, enable_bit).map_err(|()| EINVAL)?;
         // SAFETY: Only checks the range against the user address limit.
-        if !unsafe { bindings::rue_access_ok(enable_addr as usize as *const c_void, enable_size.into()) } {
+        if !unsafe {
+            bindings::rue_access_ok(enable_addr as usize as *const c_void, enable_size.into())
+        } {
             return Err(EFAULT);
         }
         // Like upstream, this gives the task a scope even if the registration then fails (Q15).
@@ -248,4 +257,3 @@ impl Drop for FileInfo {
         }
     }
 }
-

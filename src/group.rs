@@ -96,10 +96,15 @@ impl Group {
         let mut held = Held::lock();
         let state = STATE.get(&mut held);
         let events = (0..=255u8).flat_map(|b| {
-            state.events.iter().rev().filter(move |e| e.bucket == b).map(|e| {
-                let ev = e.get();
-                (ev.tp_name(), probes_status(ev.status()))
-            })
+            state
+                .events
+                .iter()
+                .rev()
+                .filter(move |e| e.bucket == b)
+                .map(|e| {
+                    let ev = e.get();
+                    (ev.tp_name(), probes_status(ev.status()))
+                })
         });
         status::write_status(out, events)
     }
@@ -107,7 +112,11 @@ impl Group {
     /// Finds the event `name_args` describes, or creates it (upstream `user_event_parse_cmd`).
     ///
     /// Returns it with one reference for the caller. The caller holds `reg_mutex`.
-    pub(crate) fn find_or_create(&self, name_args: &str, reg_flags: u16) -> Result<NonNull<UserEvent>> {
+    pub(crate) fn find_or_create(
+        &self,
+        name_args: &str,
+        reg_flags: u16,
+    ) -> Result<NonNull<UserEvent>> {
         let cmd = grammar::parse_command(name_args).map_err(|_| EINVAL)?;
         if reg_flags & REG_PERSIST != 0 && !perfmon_capable() {
             return Err(EPERM);
@@ -175,7 +184,12 @@ impl Group {
 }
 
 /// Looks for an event matching `name`/`args` (upstream `find_user_event`): +1 reference.
-fn find(held: &mut Held, name: &str, args: &str, multi: bool) -> Result<Option<NonNull<UserEvent>>> {
+fn find(
+    held: &mut Held,
+    name: &str,
+    args: &str,
+    multi: bool,
+) -> Result<Option<NonNull<UserEvent>>> {
     for e in STATE.get(held).events.iter() {
         let ev = e.get();
         if ev.is_multi() != multi || ev.reg_name() != name {

@@ -65,7 +65,11 @@ pub(crate) fn check() -> Result {
     let rust_facts = rust_layout();
     let mut ok = c_facts.len() == rust_facts.len();
     if !ok {
-        pr_err!("layout: C lists {} facts, Rust {}\n", c_facts.len(), rust_facts.len());
+        pr_err!(
+            "layout: C lists {} facts, Rust {}\n",
+            c_facts.len(),
+            rust_facts.len()
+        );
     }
     for (c, rust) in c_facts.iter().zip(rust_facts.iter()) {
         // SAFETY: Every `what` in `rue_layout_c` is a string literal.

@@ -77,7 +77,12 @@ fn queue(kind: Cleanup) {
 /// Called by the workqueue with the `work` of a [`CleanupWork`] queued by [`queue`].
 unsafe extern "C" fn cleanup_fn(work: *mut bindings::work_struct) {
     // SAFETY: `work` is the first field's address inside a leaked `KBox<CleanupWork>`.
-    let item = unsafe { KBox::from_raw(work.byte_sub(offset_of!(CleanupWork, work)).cast::<CleanupWork>()) };
+    let item = unsafe {
+        KBox::from_raw(
+            work.byte_sub(offset_of!(CleanupWork, work))
+                .cast::<CleanupWork>(),
+        )
+    };
     let mut held = Held::lock();
     match item.kind {
         Cleanup::ScopeGone(scope) => enabler::remove_scope(&mut held, scope),
@@ -104,7 +109,11 @@ fn task_gone(task: *mut bindings::task_struct) {
 /// # Safety
 ///
 /// Called by the tracepoint with its documented arguments.
-unsafe extern "C" fn exit_probe(_data: *mut c_void, task: *mut bindings::task_struct, _group_dead: bool) {
+unsafe extern "C" fn exit_probe(
+    _data: *mut c_void,
+    task: *mut bindings::task_struct,
+    _group_dead: bool,
+) {
     task_gone(task);
 }
 
@@ -132,7 +141,11 @@ const CLONE_VM: u64 = 0x100;
 /// # Safety
 ///
 /// Called by the tracepoint with its documented arguments.
-unsafe extern "C" fn newtask_probe(_data: *mut c_void, task: *mut bindings::task_struct, clone_flags: u64) {
+unsafe extern "C" fn newtask_probe(
+    _data: *mut c_void,
+    task: *mut bindings::task_struct,
+    clone_flags: u64,
+) {
     if !scope::any() {
         return;
     }
@@ -174,7 +187,10 @@ fn find_tracepoint(name: &'static CStr) -> Result<*mut bindings::tracepoint> {
     };
     // SAFETY: The callback only reads; `search` outlives the call.
     unsafe {
-        bindings::for_each_kernel_tracepoint(Some(match_tracepoint), (&raw const search).cast_mut().cast())
+        bindings::for_each_kernel_tracepoint(
+            Some(match_tracepoint),
+            (&raw const search).cast_mut().cast(),
+        )
     };
     let tp = search.found.load(Ordering::Relaxed);
     if tp.is_null() {
@@ -221,7 +237,11 @@ impl ProcessProbes {
                 return Err(Error::from_errno(ret));
             }
         }
-        Ok(Self { newtask, exit, exec })
+        Ok(Self {
+            newtask,
+            exit,
+            exec,
+        })
     }
 }
 
@@ -230,7 +250,11 @@ impl Drop for ProcessProbes {
         // SAFETY: Both were registered in `new`; synchronising afterwards guarantees no probe is
         // still running when the module's code goes away.
         unsafe {
-            bindings::tracepoint_probe_unregister(self.newtask, newtask_probe as *mut c_void, null_mut());
+            bindings::tracepoint_probe_unregister(
+                self.newtask,
+                newtask_probe as *mut c_void,
+                null_mut(),
+            );
             bindings::tracepoint_probe_unregister(self.exit, exit_probe as *mut c_void, null_mut());
             bindings::tracepoint_probe_unregister(self.exec, exec_probe as *mut c_void, null_mut());
             bindings::rue_tracepoint_synchronize_unregister();

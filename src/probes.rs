@@ -8,8 +8,7 @@
 //! iterator over a payload it already copied and validated, so probes never fault.
 
 use crate::{
-    bindings,
-    enabler,
+    bindings, enabler,
     event::UserEvent,
     event_mutex::Held,
     logic::trace_output::{self, TraceSeq},
@@ -219,7 +218,16 @@ pub(crate) unsafe extern "C" fn perf_probe(
         bindings::rue_perf_fetch_caller_regs(regs);
         bindings::_copy_from_iter(raw.cast::<u8>().add(8).cast(), count, iter);
         // CAST: `size` is at most 8192.
-        bindings::perf_trace_run_bpf_submit(raw, size as c_int, rctx, call, 1, regs, head, core::ptr::null_mut());
+        bindings::perf_trace_run_bpf_submit(
+            raw,
+            size as c_int,
+            rctx,
+            call,
+            1,
+            regs,
+            head,
+            core::ptr::null_mut(),
+        );
     }
 }
 
@@ -242,7 +250,9 @@ impl TraceSeq for Seq {
 
     fn put_symbol(&mut self, addr: u64) -> fmt::Result {
         // SAFETY: `%pS` with one pointer-sized argument, as the format requires.
-        unsafe { bindings::trace_seq_printf(self.0, c"%pS".as_char_ptr(), addr as usize as *const c_void) };
+        unsafe {
+            bindings::trace_seq_printf(self.0, c"%pS".as_char_ptr(), addr as usize as *const c_void)
+        };
         Ok(())
     }
 

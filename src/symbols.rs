@@ -78,7 +78,11 @@ impl Symbols {
         }
         let checks = [
             ("dyn_event_list", self.dyn_event_list, self.event_mutex),
-            ("dyn_event_ops_list", self.dyn_event_ops_list, self.dyn_event_ops_mutex),
+            (
+                "dyn_event_ops_list",
+                self.dyn_event_ops_list,
+                self.dyn_event_ops_mutex,
+            ),
         ];
         for (what, list, lock) in checks {
             let consistent = {

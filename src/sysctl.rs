@@ -46,8 +46,11 @@ impl Sysctl {
     pub(crate) fn new() -> Result<Self> {
         // SAFETY: `TABLE` is static and valid for the module's lifetime, which outlasts the
         // registration (dropped at unload).
-        let header = unsafe { bindings::register_sysctl_sz(c"kernel".as_char_ptr(), TABLE.0.as_ptr(), 1) };
-        NonNull::new(header).map(|header| Self { header }).ok_or(ENOMEM)
+        let header =
+            unsafe { bindings::register_sysctl_sz(c"kernel".as_char_ptr(), TABLE.0.as_ptr(), 1) };
+        NonNull::new(header)
+            .map(|header| Self { header })
+            .ok_or(ENOMEM)
     }
 }
 

@@ -92,8 +92,9 @@ impl TracefsPin {
     ) -> Result<RootFile> {
         // SAFETY: `name` is NUL-terminated; a null parent means the tracefs root; `fops` is
         // `'static` and the caller guarantees `data`.
-        let dentry =
-            unsafe { bindings::tracefs_create_file(name.as_char_ptr(), mode, null_mut(), data, fops) };
+        let dentry = unsafe {
+            bindings::tracefs_create_file(name.as_char_ptr(), mode, null_mut(), data, fops)
+        };
         match NonNull::new(dentry) {
             // INVARIANT: `tracefs_create_file` succeeded, taking one pin for this dentry.
             Some(dentry) => Ok(RootFile {
@@ -140,8 +141,6 @@ impl Drop for RootFile {
         // the pin, done below instead).
         unsafe { bindings::simple_recursive_removal(self.dentry.as_ptr(), None) };
         // SAFETY: The file held one pin (type invariants), released exactly once here.
-        unsafe {
-            bindings::simple_release_fs(self.mount.as_ptr(), self.mount_count.as_ptr())
-        };
+        unsafe { bindings::simple_release_fs(self.mount.as_ptr(), self.mount_count.as_ptr()) };
     }
 }

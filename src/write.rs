@@ -111,7 +111,11 @@ pub(crate) unsafe fn write_event(event: &UserEvent, iov: &mut IovIterSource<'_>)
 /// # Safety
 ///
 /// Preemption disabled; `iter` valid with `payload` bytes; `event` registered.
-unsafe fn copy_validate_dispatch(event: &UserEvent, iter: *mut bindings::iov_iter, payload: usize) -> Result {
+unsafe fn copy_validate_dispatch(
+    event: &UserEvent,
+    iter: *mut bindings::iov_iter,
+    payload: usize,
+) -> Result {
     let base = BOUNCE.load(Ordering::Acquire);
     // SAFETY: No preconditions beyond disabled preemption.
     let cpu = unsafe { bindings::rue_smp_processor_id() } as usize;
@@ -120,10 +124,12 @@ unsafe fn copy_validate_dispatch(event: &UserEvent, iter: *mut bindings::iov_ite
     }
     // SAFETY: `base` holds `BOUNCE_CPUS * BOUNCE_SIZE` bytes, this CPU's slice is in range and
     // used by nobody else while preemption is disabled.
-    let record = unsafe { core::slice::from_raw_parts_mut(base.add(cpu * BOUNCE_SIZE), HEADER + payload) };
+    let record =
+        unsafe { core::slice::from_raw_parts_mut(base.add(cpu * BOUNCE_SIZE), HEADER + payload) };
     record[..HEADER].fill(0);
     // SAFETY: `record[HEADER..]` has room for `payload` bytes; `iter` is valid.
-    let copied = unsafe { bindings::rue_copy_nofault(record[HEADER..].as_mut_ptr().cast(), payload, iter) };
+    let copied =
+        unsafe { bindings::rue_copy_nofault(record[HEADER..].as_mut_ptr().cast(), payload, iter) };
     if copied != payload {
         return Err(EFAULT);
     }
@@ -152,7 +158,9 @@ unsafe fn copy_validate_dispatch(event: &UserEvent, iter: *mut bindings::iov_ite
         let mut it = core::mem::MaybeUninit::<bindings::iov_iter>::uninit();
         // SAFETY: `it` is writable storage; `kvec` describes `payload` readable bytes that
         // outlive the probe call.
-        unsafe { bindings::iov_iter_kvec(it.as_mut_ptr(), bindings::ITER_SOURCE, &kvec, 1, payload) };
+        unsafe {
+            bindings::iov_iter_kvec(it.as_mut_ptr(), bindings::ITER_SOURCE, &kvec, 1, payload)
+        };
         // SAFETY: Every probe on a user event's tracepoint has upstream's `user_event_func_t`
         // signature: the tracepoint is private to this module and probes are attached through
         // its `reg` callback (or by code following upstream's documented contract).

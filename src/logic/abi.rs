@@ -22,7 +22,10 @@ const IOC_READ: u32 = 2;
 /// The generic `_IOC(dir, type, nr, size)` encoding.
 const fn ioc(dir: u32, ty: u32, nr: u32, size: usize) -> u32 {
     // CAST: `size` is the size of a pointer (4 or 8), far below the 14-bit field.
-    (dir << IOC_DIRSHIFT) | (ty << IOC_TYPESHIFT) | (nr << IOC_NRSHIFT) | ((size as u32) << IOC_SIZESHIFT)
+    (dir << IOC_DIRSHIFT)
+        | (ty << IOC_TYPESHIFT)
+        | (nr << IOC_NRSHIFT)
+        | ((size as u32) << IOC_SIZESHIFT)
 }
 
 /// `sizeof(void *)` on the target: what upstream's ioctl numbers encode.

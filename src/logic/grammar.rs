@@ -197,7 +197,10 @@ pub(crate) fn min_size(args: &str) -> Result<u32, ParseError> {
 }
 
 /// Checks a whole field list; `Ok(())` iff upstream's `user_event_parse_fields()` returns 0.
-#[cfg_attr(not(test), expect(dead_code, reason = "the kernel keeps these results per event"))]
+#[cfg_attr(
+    not(test),
+    expect(dead_code, reason = "the kernel keeps these results per event")
+)]
 pub(crate) fn check_fields(args: &str) -> Result<(), ParseError> {
     min_size(args).map(|_| ())
 }

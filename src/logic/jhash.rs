@@ -76,7 +76,11 @@ pub(crate) fn jhash(key: &[u8], initval: u32) -> u32 {
     }
     // The last 1..=12 bytes, zero-padded (the switch of fall-throughs in jhash.h).
     a = a.wrapping_add(word(rest.get(..4).unwrap_or(rest)));
-    b = b.wrapping_add(word(rest.get(4..).map(|r| r.get(..4).unwrap_or(r)).unwrap_or(&[])));
+    b = b.wrapping_add(word(
+        rest.get(4..)
+            .map(|r| r.get(..4).unwrap_or(r))
+            .unwrap_or(&[]),
+    ));
     c = c.wrapping_add(word(rest.get(8..).unwrap_or(&[])));
     final_mix(&mut a, &mut b, &mut c);
     c
