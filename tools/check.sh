@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# `make check`: host unit tests, then one test-VM run with the project's guest
-# tests and every passing upstream selftest (tools/testing/upstream-pass.txt).
+# `make check`: host unit tests and a rustfmt check of the module's sources,
+# then one test-VM run with the project's guest tests and every passing
+# upstream selftest (tools/testing/upstream-pass.txt).
 # Ends with one line "check: N passed, N failed, N skipped"; exits 1 on any failure.
 # Usage: check.sh KDIR
 set -uo pipefail
@@ -26,6 +27,17 @@ if [ "$host_status" -ne 0 ] && [ "$failed" -eq 0 ]; then
 	failed=$((failed + 1))
 fi
 echo "host: $(($(date +%s) - start)) s"
+
+echo "== host: rustfmt --check with the kernel's .rustfmt.toml"
+ksrc=$(readlink -f "$kdir/source" 2>/dev/null || echo "$kdir")
+mapfile -t module_sources < <(find "$top/src" -name '*.rs' ! -name bindings_generated.rs | sort)
+if rustfmt --edition 2021 --config-path "$ksrc/.rustfmt.toml" --check "${module_sources[@]}"; then
+	echo "PASS host: module sources are rustfmt-clean"
+	passed=$((passed + 1))
+else
+	echo "FAIL host: module sources are not rustfmt-clean (see the diff above)"
+	failed=$((failed + 1))
+fi
 
 echo "== guest: building test programs"
 if ! bash "$top/tools/testing/build-guest.sh" "$kdir" "$build/guest" "$top/rust_user_events.ko"; then

@@ -4,8 +4,8 @@
 # Installs everything rust-user-events needs on a Debian 12 (bookworm) host:
 # Debian's linux-source-7.3 from trixie-backports (pinned low so nothing else
 # is upgraded from it), the LLVM 19 toolchain, QEMU, a static busybox, the
-# kernel's build dependencies, Debian's perf (run inside the test VM), rust-src
-# and a pinned bindgen-cli.
+# kernel's build dependencies, Debian's perf (run inside the test VM), rust-src,
+# rustfmt and a pinned bindgen-cli.
 #
 # Idempotent: every step first checks whether its result is already there, so
 # a second run does nothing and takes seconds. Runs as root, or through sudo.
@@ -93,10 +93,13 @@ if [ "$qemu_missing" -eq 1 ]; then
 		-t "$QEMU_SUITE" qemu-system-x86
 fi
 
-if ! rustup component list --installed 2>/dev/null | grep -q '^rust-src'; then
-	log "rustup component add rust-src"
-	rustup component add rust-src
-fi
+# rust-src for the kernel's Rust build; rustfmt (usually there already) for make check.
+for component in rust-src rustfmt; do
+	if ! rustup component list --installed 2>/dev/null | grep -q "^$component"; then
+		log "rustup component add $component"
+		rustup component add "$component"
+	fi
+done
 
 if ! command -v bindgen >/dev/null 2>&1 ||
 	[ "$(bindgen --version 2>/dev/null | awk '{print $2}')" != "$BINDGEN_VERSION" ]; then
