@@ -9,7 +9,10 @@ use crate::{
     seq::{self, SeqWriter},
     write,
 };
-use kernel::{prelude::*, seq_file::SeqFile};
+use kernel::{
+    prelude::*,
+    seq_file::SeqFile, //
+};
 
 /// # Safety
 ///

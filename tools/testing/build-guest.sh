@@ -5,7 +5,7 @@
 #   - the project's kselftest-style C tests (tools/testing/selftests/rust_user_events),
 #   - the project's Rust tests (tools/testing/rust),
 #   - the samples: samples/example.c as rue_example, samples/rust-example as rue_example_rs,
-#   - the kernel's own user_events selftests, unmodified, from KDIR's source tree.
+#   - the kernel's own user_events selftests, unmodified, from KDIR's source tree,
 #   - perf_tool_test (a shell script) and the host's perf with its libraries,
 #   - rust_user_twin00.ko: MODULE renamed, a second provider for module_test.
 # Usage: build-guest.sh KDIR OUT MODULE

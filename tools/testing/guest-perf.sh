@@ -14,7 +14,6 @@ perf=/usr/bin/perf
 [ -x "$perf" ] || { echo "guest-perf: no $perf (run tools/setup.sh)" >&2; exit 1; }
 mkdir -p "$out/perf/lib" "$out/bin"
 cp "$perf" "$out/perf/perf"
-loader=
 while read -r lib; do
 	cp -L "$lib" "$out/perf/lib/"
 done < <(ldd "$perf" | awk '/=> \//{print $3} /^\t\/.*ld-linux/{print $1}')

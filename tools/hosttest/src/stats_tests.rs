@@ -12,13 +12,13 @@ fn render(stats: Stats) -> String {
 }
 
 #[test]
-fn fresh_module_reports_nothing_dropped() {
+fn zero_counter_and_limit_print_one_line_each() {
     let stats = Stats { dropped_too_large: 0, max_payload: 8184 };
     assert_eq!(render(stats), "dropped_too_large: 0\nmax_payload: 8184\n");
 }
 
 #[test]
-fn counter_prints_in_full() {
+fn largest_counter_prints_in_full() {
     let stats = Stats { dropped_too_large: u64::MAX, max_payload: 8184 };
     assert_eq!(render(stats), "dropped_too_large: 18446744073709551615\nmax_payload: 8184\n");
 }

@@ -96,7 +96,10 @@ int main(int argc, char **argv)
 	       bench(fd, reg.write_index, 0, n));
 	set_enable("0");
 
-	/* perf on this task, sampling every write into a 64 KiB ring nobody reads. */
+	/*
+	 * perf on this task, sampling every write into a 64 KiB ring mapped read-only:
+	 * overwrite mode, so the ring never fills and every sample is written.
+	 */
 	struct perf_event_attr pe = {
 		.type = PERF_TYPE_TRACEPOINT,
 		.size = sizeof(pe),
@@ -114,7 +117,7 @@ int main(int argc, char **argv)
 	pe.config = atoi(id);
 	int perf_fd = syscall(__NR_perf_event_open, &pe, 0, -1, -1, 0);
 
-	if (perf_fd < 0 || mmap(NULL, 17 * sysconf(_SC_PAGESIZE), PROT_READ | PROT_WRITE,
+	if (perf_fd < 0 || mmap(NULL, 17 * sysconf(_SC_PAGESIZE), PROT_READ,
 				MAP_SHARED, perf_fd, 0) == MAP_FAILED) {
 		perror("write_bench: perf");
 		return 1;

@@ -223,6 +223,7 @@ TEST_F(bpf, link_decides_which_writes_reach_perf)
 		memcpy(&got, raw + 8, sizeof(got));
 		EXPECT_EQ(want, got);
 	}
+	EXPECT_TRUE(ring_empty(&h));
 
 	perf_close(&h);
 	EXPECT_EQ(0, self->check);

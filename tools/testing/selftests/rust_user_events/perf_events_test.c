@@ -4,8 +4,8 @@
  *   - the raw sample is [trace_entry][payload] with every field type at the
  *     offset, size and signedness the format file gives; a validator failure
  *     or a fault leaves no sample;
- *   - perf and ftrace attached at once both record, and the enable bit and
- *     user_events_status follow each attach and detach;
+ *   - perf and ftrace attached at once both record; the enable bit and
+ *     user_events_status follow each one's attach and detach;
  *   - payloads over 8184 bytes are accepted, recorded by nobody, counted in
  *     user_events_stats, and raise no kernel warning (upstream: WARN_ONCE, Q12);
  *   - perf and ftrace attach and detach while writers run on two CPUs.
@@ -82,23 +82,32 @@ static const struct layout_field layout[] = {
 };
 
 #define LAYOUT_FIXED 66	/* sum of the sizes above */
+#define LAYOUT_SIZE (LAYOUT_FIXED + 10)	/* and the two strings */
 
-TEST_F(perf, sample_layout_of_every_field_type)
+/*
+ * Fills @payload (LAYOUT_SIZE bytes) with distinct bytes for the fixed fields,
+ * then the strings of s ("hello", record offset 74) and t ("rel", offset 80).
+ */
+static void layout_payload(unsigned char *payload)
 {
-	unsigned char payload[LAYOUT_FIXED + 10], raw[256];
-	char fmt[8192], *p;
-	struct perf_handle h;
-	struct trace_entry_hdr { __u16 type; __u8 flags, preempt; __s32 pid; } hdr;
-	int index, id, offset = 8, n;
-	void *hole;
 	__u32 loc;
 
-	index = rue_reg(self->data, LAYOUT_ARGS, &self->check, 0);
-	ASSERT_LE(0, index) TH_LOG("register: %s", strerror(-index));
-	id = event_id("__rue_layout");
-	ASSERT_LT(0, id);
+	for (int i = 0; i < LAYOUT_FIXED; i++)
+		payload[i] = 0x80 + i;
+	memcpy(payload + LAYOUT_FIXED, "hello", 6);
+	memcpy(payload + LAYOUT_FIXED + 6, "rel", 4);
+	loc = 6 << 16 | (8 + LAYOUT_FIXED);	/* __data_loc: from the record start */
+	memcpy(payload + LAYOUT_FIXED - 8, &loc, 4);
+	loc = 4 << 16 | 6;			/* __rel_loc: from the end of the field */
+	memcpy(payload + LAYOUT_FIXED - 4, &loc, 4);
+}
 
-	/* The format file gives every field in order, packed, after the 8-byte header. */
+TEST_F(perf, format_file_gives_every_field_type_packed_after_the_header)
+{
+	char fmt[8192], *p;
+	int offset = 8;
+
+	ASSERT_LE(0, rue_reg(self->data, LAYOUT_ARGS, &self->check, 0));
 	ASSERT_LT(0, read_file(EVENTS_DIR "__rue_layout/format", fmt, sizeof(fmt)));
 	p = strstr(fmt, "common_pid;\toffset:4;\tsize:4;\tsigned:1;\n\n");
 	ASSERT_NE(NULL, p) TH_LOG("format:\n%s", fmt);
@@ -112,46 +121,37 @@ TEST_F(perf, sample_layout_of_every_field_type)
 		p += len;
 		offset += layout[i].size;
 	}
-	ASSERT_EQ(8 + LAYOUT_FIXED, offset);
+	EXPECT_EQ(8 + LAYOUT_FIXED, offset);
+	EXPECT_EQ(0, rue_unreg(self->data, &self->check, 0));
+}
 
-	/* Distinct bytes for the fixed fields, then the two strings. */
-	for (int i = 0; i < LAYOUT_FIXED; i++)
-		payload[i] = 0x80 + i;
-	memcpy(payload + LAYOUT_FIXED, "hello", 6);	/* s: record offset 74 */
-	memcpy(payload + LAYOUT_FIXED + 6, "rel", 4);	/* t: record offset 80 */
-	loc = 6 << 16 | (8 + LAYOUT_FIXED);		/* __data_loc: from the record start */
-	memcpy(payload + LAYOUT_FIXED - 8, &loc, 4);
-	loc = 4 << 16 | 6;				/* __rel_loc: from the end of the field */
-	memcpy(payload + LAYOUT_FIXED - 4, &loc, 4);
+TEST_F(perf, sample_is_trace_entry_then_payload_for_every_field_type)
+{
+	unsigned char payload[LAYOUT_SIZE], raw[256];
+	struct { __u16 type; __u8 flags, preempt; __s32 pid; } hdr;
+	struct perf_handle h;
+	int index, id;
+
+	index = rue_reg(self->data, LAYOUT_ARGS, &self->check, 0);
+	ASSERT_LE(0, index) TH_LOG("register: %s", strerror(-index));
+	id = event_id("__rue_layout");
+	ASSERT_LT(0, id);
+	layout_payload(payload);
 
 	ASSERT_EQ(0, perf_open(&h, "__rue_layout", 0, -1, 1));
 	EXPECT_EQ(1u, self->check);
 	EXPECT_TRUE(status_has_line("__rue_layout # Used by perf"));
 	ASSERT_EQ(4 + sizeof(payload), rue_emit(self->data, index, payload, sizeof(payload)));
 
-	n = next_sample(&h, raw, sizeof(raw));
 	/* perf pads the raw data so that it and its u32 size end on 8 bytes. */
-	ASSERT_EQ((8 + (int)sizeof(payload) + 4 + 7) / 8 * 8 - 4, n);
+	ASSERT_EQ((8 + (int)sizeof(payload) + 4 + 7) / 8 * 8 - 4, next_sample(&h, raw, sizeof(raw)));
 	memcpy(&hdr, raw, sizeof(hdr));
 	EXPECT_EQ(id, hdr.type);
 	EXPECT_EQ(syscall(SYS_gettid), hdr.pid);
 	EXPECT_EQ(0, memcmp(raw + 8, payload, sizeof(payload)));
 	EXPECT_STREQ("hello", (char *)raw + 74);
 	EXPECT_STREQ("rel", (char *)raw + 70 + 4 + 6);
-	EXPECT_EQ(0, next_sample(&h, raw, sizeof(raw)));
-
-	/* A string running past the payload fails the validator: EFAULT, and no sample. */
-	loc = 7 << 16 | (8 + LAYOUT_FIXED + 4);
-	memcpy(payload + LAYOUT_FIXED - 8, &loc, 4);
-	EXPECT_EQ(-EFAULT, rue_emit(self->data, index, payload, sizeof(payload)));
 	EXPECT_TRUE(ring_empty(&h));
-
-	/* A payload in memory that cannot be read: EFAULT, and no sample either. */
-	hole = mmap(NULL, sysconf(_SC_PAGESIZE), PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	ASSERT_NE(MAP_FAILED, hole);
-	EXPECT_EQ(-EFAULT, rue_emit(self->data, index, hole, sizeof(payload)));
-	EXPECT_TRUE(ring_empty(&h));
-	munmap(hole, sysconf(_SC_PAGESIZE));
 
 	perf_close(&h);
 	EXPECT_EQ(0u, self->check);
@@ -159,7 +159,43 @@ TEST_F(perf, sample_layout_of_every_field_type)
 	EXPECT_EQ(0, rue_unreg(self->data, &self->check, 0));
 }
 
-TEST_F(perf, perf_and_ftrace_attached_at_once)
+TEST_F(perf, validator_failure_is_efault_and_leaves_no_sample)
+{
+	unsigned char payload[LAYOUT_SIZE];
+	struct perf_handle h;
+	__u32 loc = 7 << 16 | (8 + LAYOUT_FIXED + 4);	/* s runs past the payload */
+	int index;
+
+	index = rue_reg(self->data, LAYOUT_ARGS, &self->check, 0);
+	ASSERT_LE(0, index);
+	layout_payload(payload);
+	memcpy(payload + LAYOUT_FIXED - 8, &loc, 4);
+	ASSERT_EQ(0, perf_open(&h, "__rue_layout", 0, -1, 1));
+	EXPECT_EQ(-EFAULT, rue_emit(self->data, index, payload, sizeof(payload)));
+	EXPECT_TRUE(ring_empty(&h));
+	perf_close(&h);
+	EXPECT_EQ(0, rue_unreg(self->data, &self->check, 0));
+}
+
+TEST_F(perf, unreadable_payload_is_efault_and_leaves_no_sample)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	void *hole = mmap(NULL, page, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	struct perf_handle h;
+	int index;
+
+	ASSERT_NE(MAP_FAILED, hole);
+	index = rue_reg(self->data, LAYOUT_ARGS, &self->check, 0);
+	ASSERT_LE(0, index);
+	ASSERT_EQ(0, perf_open(&h, "__rue_layout", 0, -1, 1));
+	EXPECT_EQ(-EFAULT, rue_emit(self->data, index, hole, LAYOUT_SIZE));
+	EXPECT_TRUE(ring_empty(&h));
+	perf_close(&h);
+	munmap(hole, page);
+	EXPECT_EQ(0, rue_unreg(self->data, &self->check, 0));
+}
+
+TEST_F(perf, perf_and_ftrace_attached_at_once_both_record_every_write)
 {
 	char buf[16384], line[64];
 	struct perf_handle h;
@@ -171,8 +207,6 @@ TEST_F(perf, perf_and_ftrace_attached_at_once)
 	ASSERT_LE(0, index);
 	ASSERT_EQ(0, write_file(RUE_TRACEFS "trace", ""));
 	ASSERT_EQ(0, write_file(EVENTS_DIR "__rue_both/enable", "1"));
-	EXPECT_EQ(1u << 3, self->check);
-	EXPECT_TRUE(status_has_line("__rue_both # Used by ftrace"));
 	ASSERT_EQ(0, perf_open(&h, "__rue_both", 0, -1, 1));
 	EXPECT_EQ(1u << 3, self->check);
 	EXPECT_TRUE(status_has_line("__rue_both # Used by ftrace perf"));
@@ -184,27 +218,44 @@ TEST_F(perf, perf_and_ftrace_attached_at_once)
 		memcpy(&got, raw + 8, sizeof(got));
 		EXPECT_EQ(a, got);
 	}
-	EXPECT_EQ(0, next_sample(&h, raw, sizeof(raw)));
+	EXPECT_TRUE(ring_empty(&h));
 	ASSERT_LT(0, read_file(RUE_TRACEFS "trace", buf, sizeof(buf)));
 	for (a = 1; a <= 3; a++) {
 		snprintf(line, sizeof(line), "__rue_both: a=0x%x (%u)\n", a, a);
 		EXPECT_NE(NULL, strstr(buf, line)) TH_LOG("trace:\n%s", buf);
 	}
 
-	/* perf leaves: ftrace alone keeps the event enabled. */
+	perf_close(&h);
+	ASSERT_EQ(0, write_file(EVENTS_DIR "__rue_both/enable", "0"));
+	EXPECT_EQ(0, rue_unreg(self->data, &self->check, 3));
+}
+
+TEST_F(perf, each_consumer_detaches_alone)
+{
+	char buf[16384];
+	struct perf_handle h;
+	__u32 a = 4;
+	int index;
+
+	index = rue_reg(self->data, "__rue_both u32 a", &self->check, 3);
+	ASSERT_LE(0, index);
+	ASSERT_EQ(0, write_file(RUE_TRACEFS "trace", ""));
+	ASSERT_EQ(0, write_file(EVENTS_DIR "__rue_both/enable", "1"));
+	ASSERT_EQ(0, perf_open(&h, "__rue_both", 0, -1, 1));
+
+	/* perf leaves: ftrace alone keeps the event enabled and recording. */
 	perf_close(&h);
 	EXPECT_EQ(1u << 3, self->check);
 	EXPECT_TRUE(status_has_line("__rue_both # Used by ftrace"));
-	a = 4;
 	ASSERT_EQ(8, rue_emit(self->data, index, &a, sizeof(a)));
+	ASSERT_LT(0, read_file(RUE_TRACEFS "trace", buf, sizeof(buf)));
+	EXPECT_NE(NULL, strstr(buf, "__rue_both: a=0x4 (4)\n")) TH_LOG("trace:\n%s", buf);
 
 	/* ftrace leaves too: disabled, and writes fail with EBADF as upstream. */
 	ASSERT_EQ(0, write_file(EVENTS_DIR "__rue_both/enable", "0"));
 	EXPECT_EQ(0u, self->check);
 	EXPECT_TRUE(status_has_line("__rue_both"));
 	EXPECT_EQ(-EBADF, rue_emit(self->data, index, &a, sizeof(a)));
-	ASSERT_LT(0, read_file(RUE_TRACEFS "trace", buf, sizeof(buf)));
-	EXPECT_NE(NULL, strstr(buf, "__rue_both: a=0x4 (4)\n")) TH_LOG("trace:\n%s", buf);
 	EXPECT_EQ(0, rue_unreg(self->data, &self->check, 3));
 }
 
@@ -244,6 +295,7 @@ struct writer {
 	atomic_long written, disabled, other;
 	atomic_int *stop;
 	int last_errno;
+	int affinity;	/* sched_setaffinity's result: 0 if pinned to @cpu */
 };
 
 static void *writer_fn(void *arg)
@@ -254,7 +306,7 @@ static void *writer_fn(void *arg)
 
 	CPU_ZERO(&set);
 	CPU_SET(w->cpu, &set);
-	sched_setaffinity(0, sizeof(set), &set);
+	w->affinity = sched_setaffinity(0, sizeof(set), &set);
 	while (!atomic_load(w->stop)) {
 		ssize_t n = rue_emit(w->data, w->index, &a, sizeof(a));
 
@@ -279,8 +331,8 @@ static double now(void)
 	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
-/* Waits (bounded) until both writers wrote at least once more than @seen. */
-static int writers_progressed(struct writer *w, long *seen)
+/* Waits (bounded) until each writer has written once more since @seen. */
+static int writers_progressed(struct writer *w, const long *seen)
 {
 	double deadline = now() + 10;
 
@@ -290,7 +342,6 @@ static int writers_progressed(struct writer *w, long *seen)
 				return 0;
 			sched_yield();
 		}
-		seen[i] = atomic_load(&w[i].written);
 	}
 	return 1;
 }
@@ -301,7 +352,7 @@ TEST_F(perf, attach_and_detach_race_with_writers_on_two_cpus)
 {
 	struct writer w[2] = {};
 	atomic_int stop = 0;
-	long seen[2] = { 0, 0 };
+	long seen[2];
 	struct perf_handle cpu_ev[2];
 	long long count;
 	int index;
@@ -324,12 +375,17 @@ TEST_F(perf, attach_and_detach_race_with_writers_on_two_cpus)
 			ASSERT_EQ(0, perf_open(&cpu_ev[cpu], "__rue_race", -1, cpu, cpu == round % 2));
 		if (round % 3 == 0)
 			ASSERT_EQ(0, write_file(EVENTS_DIR "__rue_race/enable", "1"));
+		EXPECT_EQ(1u, self->check) TH_LOG("round %d: bit not set while attached", round);
+		/* Every write counted from here on ran while perf was attached on its CPU. */
+		for (int i = 0; i < 2; i++)
+			seen[i] = atomic_load(&w[i].written);
 		ASSERT_TRUE(writers_progressed(w, seen)) TH_LOG("round %d: no write while enabled", round);
 		/* Detach in the order opposite to attach on every other round. */
 		if (round % 3 == 0 && round % 2)
 			ASSERT_EQ(0, write_file(EVENTS_DIR "__rue_race/enable", "0"));
 		for (int cpu = 0; cpu < 2; cpu++) {
 			ASSERT_EQ(sizeof(count), read(cpu_ev[cpu].fd, &count, sizeof(count)));
+			EXPECT_LE(1, count) TH_LOG("round %d: perf on cpu %d counted nothing", round, cpu);
 			perf_close(&cpu_ev[cpu]);
 		}
 		if (round % 3 == 0 && !(round % 2))
@@ -339,6 +395,7 @@ TEST_F(perf, attach_and_detach_race_with_writers_on_two_cpus)
 	atomic_store(&stop, 1);
 	for (int i = 0; i < 2; i++) {
 		pthread_join(w[i].thread, NULL);
+		EXPECT_EQ(0, w[i].affinity) TH_LOG("writer %d not pinned to its CPU", i);
 		EXPECT_EQ(0, atomic_load(&w[i].other)) TH_LOG("cpu %d: errno %d", i, w[i].last_errno);
 		TH_LOG("cpu %d: %ld written, %ld while disabled", i, atomic_load(&w[i].written),
 		       atomic_load(&w[i].disabled));

@@ -23,7 +23,7 @@
 /* The largest payload a perf record holds: 8192 bytes less the 8-byte trace_entry. */
 #define MAX_PAYLOAD 8184
 
-/* A perf event on a user event, with its mmap ring when @ring is set. */
+/* A perf event on a user event, and its mmap ring (page is NULL without one). */
 struct perf_handle {
 	int fd;
 	struct perf_event_mmap_page *page;
@@ -79,9 +79,9 @@ static inline void perf_close(struct perf_handle *h)
 }
 
 /*
- * Copies the raw data of the next PERF_RECORD_SAMPLE in @h's ring into @raw
- * and consumes it. Returns the raw size, 0 if the ring is empty, -1 on a
- * record of another type or one larger than @len.
+ * Consumes the next record of @h's ring and copies its raw data into @raw.
+ * Returns the raw size, 0 if the ring is empty, -1 (the record consumed all
+ * the same) if it is not a PERF_RECORD_SAMPLE or does not fit.
  */
 static inline int next_sample(struct perf_handle *h, void *raw, size_t len)
 {
@@ -97,12 +97,10 @@ static inline int next_sample(struct perf_handle *h, void *raw, size_t len)
 		return 0;
 	for (size_t i = 0; i < sizeof(hdr); i++)
 		((unsigned char *)&hdr)[i] = data[(tail + i) % size];
-	if (hdr.size > sizeof(rec))
-		return -1;
-	for (size_t i = 0; i < hdr.size; i++)
+	for (size_t i = 0; i < hdr.size && i < sizeof(rec); i++)
 		rec[i] = data[(tail + i) % size];
 	__atomic_store_n(&h->page->data_tail, tail + hdr.size, __ATOMIC_RELEASE);
-	if (hdr.type != PERF_RECORD_SAMPLE)
+	if (hdr.type != PERF_RECORD_SAMPLE || hdr.size > sizeof(rec))
 		return -1;
 	memcpy(&raw_size, rec + sizeof(hdr), sizeof(raw_size));
 	if (raw_size > len || sizeof(hdr) + sizeof(raw_size) + raw_size > hdr.size)
