@@ -3,7 +3,8 @@
 #
 # The real perf tool on a user event (TAP): `perf record -e user_events:NAME`
 # around a program that writes five events, then `perf script` must show every
-# field of every event, and `perf stat` must count them.
+# field of every event, a perf filter on a field must select samples, and
+# `perf stat` must count them.
 # Runs in the test VM; perf comes from tools/testing/guest-perf.sh.
 T=/sys/kernel/tracing
 EVENT=rue_perf_tool
@@ -22,7 +23,7 @@ check() {
 }
 
 echo "TAP version 13"
-echo "1..8"
+echo "1..9"
 
 FIELDS="u32 count; u64 value; char[8] tag"
 
@@ -49,6 +50,15 @@ while [ $i -lt $N ]; do
 done
 [ $missing -eq 0 ]
 check $? "every sample shows the writer's comm and its count, value and tag fields ($missing missing)"
+
+# perf's own event filter runs on the record's fields, as for any tracepoint.
+perf record -q -e user_events:$EVENT --filter 'count >= 3' -o /tmp/perf.filtered -- perf_tool_writer $N &&
+	perf script -i /tmp/perf.filtered >/tmp/perf.filtered.script 2>/dev/null
+status=$?
+sed 's/^/# /' /tmp/perf.filtered.script
+[ $status -eq 0 ] && [ "$(grep -c "user_events:$EVENT:" /tmp/perf.filtered.script)" -eq 2 ] &&
+	grep -q "count=3 " /tmp/perf.filtered.script && grep -q "count=4 " /tmp/perf.filtered.script
+check $? "perf record --filter 'count >= 3' keeps exactly the samples with count 3 and 4"
 
 perf stat -x, -e user_events:$EVENT -o /tmp/perf.stat -- perf_tool_writer $N
 status=$?
