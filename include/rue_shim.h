@@ -101,9 +101,10 @@ void rue_list_del_init(struct list_head *entry);
 /* lockdep_assert_held(): warns (lockdep) if @lock is not held. */
 void rue_lockdep_assert_held(struct mutex *lock);
 
-/* INIT_WORK(), alloc_ordered_workqueue() and queue_work(). */
+/* INIT_WORK(), alloc_ordered_workqueue(), queue_work() and flush_workqueue(). */
 void rue_init_work(struct work_struct *work, void (*func)(struct work_struct *));
 struct workqueue_struct *rue_alloc_workqueue(const char *name);
 bool rue_queue_work(struct workqueue_struct *wq, struct work_struct *work);
+void rue_flush_workqueue(struct workqueue_struct *wq);
 
 #endif /* RUE_SHIM_H */

@@ -53,7 +53,8 @@ fn queue(kind: Cleanup) {
         },
         GFP_NOWAIT,
     ) else {
-        if let Cleanup::Fork { mm, .. } = kind {
+        if let Cleanup::Fork { child, mm, .. } = kind {
+            scope::copy_done(child);
             // SAFETY: Taken by the fork probe for this work.
             unsafe { bindings::rue_mmdrop(mm) };
         }
@@ -65,7 +66,8 @@ fn queue(kind: Cleanup) {
         bindings::rue_init_work((*item).work.get(), Some(cleanup_fn));
         if !deferred::queue((*item).work.get()) {
             let item = KBox::from_raw(item);
-            if let Cleanup::Fork { mm, .. } = item.kind {
+            if let Cleanup::Fork { child, mm, .. } = item.kind {
+                scope::copy_done(child);
                 bindings::rue_mmdrop(mm);
             }
         }
@@ -88,6 +90,7 @@ unsafe extern "C" fn cleanup_fn(work: *mut bindings::work_struct) {
         Cleanup::ScopeGone(scope) => enabler::remove_scope(&mut held, scope),
         Cleanup::Fork { parent, child, mm } => {
             enabler::dup(&mut held, parent, enabler::Owner { scope: child, mm });
+            scope::copy_done(child);
             // SAFETY: Taken by the fork probe; the copies hold their own references.
             unsafe { bindings::rue_mmdrop(mm) };
         }
@@ -156,6 +159,7 @@ unsafe extern "C" fn newtask_probe(
     // SAFETY: `task` is the new child; its mm is set up by now (`copy_mm` ran).
     let mm = unsafe { bindings::rue_task_mm(task) };
     if mm.is_null() {
+        scope::copy_done(child);
         return;
     }
     // SAFETY: The child's address space is alive during `copy_process`; dropped by the work.

@@ -26,10 +26,13 @@ use kernel::prelude::*;
 /// A scope id; never reused.
 pub(crate) type ScopeId = u64;
 
-/// The table: which scope each task belongs to, and how many tasks each scope has.
+/// The table: which scope each task belongs to, how many tasks each scope has, and which
+/// scopes are still waiting for the copy of their parent's enablers.
 pub(crate) struct Table {
     tasks: KVec<(usize, ScopeId)>,
     counts: KVec<(ScopeId, u32)>,
+    /// Scopes of forked children whose enabler copy is queued but has not run yet.
+    copying: KVec<ScopeId>,
     next: ScopeId,
 }
 
@@ -38,6 +41,7 @@ kernel::sync::global_lock! {
     unsafe(uninit) static SCOPES: SpinLock<Table> = Table {
         tasks: KVec::new(),
         counts: KVec::new(),
+        copying: KVec::new(),
         next: 1,
     };
 }
@@ -223,9 +227,31 @@ pub(crate) fn on_newtask(
         let _ = table.join(child as usize, parent);
         return None;
     }
+    // The copy is marked pending before the child can run, so its first REG or UNREG waits for
+    // it (see `copy_pending`).
+    table.copying.reserve(1, GFP_NOWAIT).ok()?;
     let scope = table.new_scope();
     table.join(child as usize, scope).ok()?;
+    // PANIC: Capacity was reserved above.
+    table.copying.push(scope, GFP_NOWAIT).expect("reserved");
     Some((parent, scope))
+}
+
+/// True if `scope` belongs to a forked child whose inherited enablers are not copied yet.
+///
+/// Upstream copies them inside `copy_process()`; here the copy is work queued by the fork probe,
+/// so a child that registers or unregisters at once must first wait for it
+/// ([`crate::deferred::flush`]), or it would not find what it inherited.
+pub(crate) fn copy_pending(scope: ScopeId) -> bool {
+    SCOPES.lock().copying.contains(&scope)
+}
+
+/// The fork copy for `scope` ran, or will not run.
+pub(crate) fn copy_done(scope: ScopeId) {
+    let mut table = SCOPES.lock();
+    if let Some(i) = table.copying.iter().position(|s| *s == scope) {
+        let _ = table.copying.remove(i);
+    }
 }
 
 /// Exec and exit probes: `task` leaves its scope; returns the scope if it is now empty.
@@ -242,5 +268,6 @@ impl Drop for TableOwner {
         let mut table = SCOPES.lock();
         table.tasks = KVec::new();
         table.counts = KVec::new();
+        table.copying = KVec::new();
     }
 }

@@ -240,3 +240,8 @@ bool rue_queue_work(struct workqueue_struct *wq, struct work_struct *work)
 {
 	return queue_work(wq, work);
 }
+
+void rue_flush_workqueue(struct workqueue_struct *wq)
+{
+	flush_workqueue(wq);
+}

@@ -118,6 +118,57 @@ TEST(inherited_fd_registers_into_the_child)
 	EXPECT_TRUE(gone_within(TRACEFS "events/user_events/__rue_lc1", 1000));
 }
 
+#define FORK_ROUNDS 300
+
+/*
+ * Upstream copies the enablers inside fork(), so a child sees them from its
+ * first instruction. Here the copy is queued work; a child that unregisters or
+ * registers at once must still find its inherited enabler (it did not, in a few
+ * percent of forks, before REG/UNREG waited for a pending copy).
+ */
+TEST(child_unregisters_inherited_enabler_at_once)
+{
+	static volatile __u32 word;
+	int fd = open(DATA_FILE, O_RDWR), status, failed = 0;
+
+	ASSERT_NE(-1, fd);
+	ASSERT_EQ(0, reg_event(fd, "__rue_lc_fu u32 a", &word, 0));
+	for (int i = 0; i < FORK_ROUNDS; i++) {
+		pid_t pid = fork();
+
+		ASSERT_NE(-1, pid);
+		if (pid == 0)
+			_exit(unreg_event(fd, &word, 0) ? 1 : 0);
+		ASSERT_EQ(pid, waitpid(pid, &status, 0));
+		failed += WEXITSTATUS(status) != 0;
+	}
+	EXPECT_EQ(0, failed) TH_LOG("%d of %d children found no inherited enabler", failed, FORK_ROUNDS);
+	EXPECT_EQ(0, unreg_event(fd, &word, 0));
+	close(fd);
+}
+
+TEST(child_reregistering_inherited_enabler_at_once_gets_eaddrinuse)
+{
+	static volatile __u32 word;
+	int fd = open(DATA_FILE, O_RDWR), status, failed = 0;
+
+	ASSERT_NE(-1, fd);
+	ASSERT_EQ(0, reg_event(fd, "__rue_lc_fr u32 a", &word, 0));
+	for (int i = 0; i < FORK_ROUNDS; i++) {
+		pid_t pid = fork();
+
+		ASSERT_NE(-1, pid);
+		if (pid == 0)
+			_exit(reg_event(fd, "__rue_lc_fr u32 a", &word, 0) == -EADDRINUSE ? 0 : 1);
+		ASSERT_EQ(pid, waitpid(pid, &status, 0));
+		failed += WEXITSTATUS(status) != 0;
+	}
+	EXPECT_EQ(0, failed) TH_LOG("%d of %d children could register over their inherited enabler",
+				    failed, FORK_ROUNDS);
+	EXPECT_EQ(0, unreg_event(fd, &word, 0));
+	close(fd);
+}
+
 static int send_fd(int sock, int fd)
 {
 	char cbuf[CMSG_SPACE(sizeof(int))] = {};
