@@ -101,10 +101,16 @@ void rue_list_del_init(struct list_head *entry);
 /* lockdep_assert_held(): warns (lockdep) if @lock is not held. */
 void rue_lockdep_assert_held(struct mutex *lock);
 
-/* INIT_WORK(), alloc_ordered_workqueue(), queue_work() and flush_workqueue(). */
+/* INIT_WORK(), alloc_ordered_workqueue() and queue_work(). */
 void rue_init_work(struct work_struct *work, void (*func)(struct work_struct *));
 struct workqueue_struct *rue_alloc_workqueue(const char *name);
 bool rue_queue_work(struct workqueue_struct *wq, struct work_struct *work);
-void rue_flush_workqueue(struct workqueue_struct *wq);
+
+/*
+ * wait_event_killable() until !@pending(@scope), and wake_up_all(), on the
+ * wait queue of tasks whose fork copy of enablers has not run yet.
+ */
+int rue_wait_fork_copy_killable(bool (*pending)(u64 scope), u64 scope);
+void rue_wake_fork_copy_waiters(void);
 
 #endif /* RUE_SHIM_H */

@@ -2,8 +2,7 @@
 
 //! The module's own workqueue for deferred work (delayed event destroy, process fork, exec and
 //! exit). It is ordered: items run one at a time in queueing order, so a child's enablers are
-//! copied before its exit or exec cleanup runs, and [`flush`] waits for everything queued so far
-//! (a forked child's REG/UNREG uses it to see its inherited enablers). Destroying it at unload waits for every queued
+//! copied before its exit or exec cleanup runs. Destroying it at unload waits for every queued
 //! and running item, so no work function of this module can run after its code is gone.
 
 use crate::bindings;
@@ -53,15 +52,4 @@ pub(crate) unsafe fn queue(work: *mut bindings::work_struct) -> bool {
     let wq = WQ.load(Ordering::Acquire);
     // SAFETY: `wq` is live while non-null (cleared before destruction); `work` per the caller.
     !wq.is_null() && unsafe { bindings::rue_queue_work(wq, work) }
-}
-
-/// Waits until every item queued before the call has run. Sleeps: process context only, with
-/// neither `event_mutex` nor `reg_mutex` held (the items take `event_mutex`).
-pub(crate) fn flush() {
-    let wq = WQ.load(Ordering::Acquire);
-    if !wq.is_null() {
-        // SAFETY: `wq` is live while non-null: the module's files, the only callers, are gone
-        // before `Workqueue` is dropped.
-        unsafe { bindings::rue_flush_workqueue(wq) };
-    }
 }

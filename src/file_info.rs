@@ -4,7 +4,7 @@
 //! its dense array of registered events (the write indexes) and the three ioctls.
 
 use crate::{
-    bindings, deferred, enabler,
+    bindings, enabler,
     event::UserEvent,
     event_mutex::Held,
     group::Group,
@@ -143,7 +143,7 @@ impl FileInfo {
         }
         // Like upstream, this gives the task a scope even if the registration then fails (Q15).
         let scope = scope::current_or_create()?;
-        wait_for_inherited_enablers(scope);
+        scope::wait_for_copy(scope)?;
         if enabler::exists(&mut Held::lock(), scope, enable_addr, enable_bit) {
             return Err(EADDRINUSE);
         }
@@ -215,7 +215,7 @@ impl FileInfo {
         }
         let disable_addr = u64_at(&kunreg, 8);
         let scope = scope::current().ok_or(ENOENT)?;
-        wait_for_inherited_enablers(scope);
+        scope::wait_for_copy(scope)?;
         let _reg = self.group.reg_mutex.lock();
         // SAFETY: Reading current->mm, which stays valid while current runs this ioctl.
         let mm = unsafe { bindings::rue_task_mm(bindings::get_current()) };
@@ -257,14 +257,5 @@ impl Drop for FileInfo {
             // SAFETY: The array held one reference per entry.
             unsafe { event.as_ref() }.put();
         }
-    }
-}
-
-/// Waits for the copy of the enablers a forked child inherited, if it has not run yet
-/// ([`scope::copy_pending`]), so REG and UNREG see them as upstream's synchronous copy would.
-/// Called without `reg_mutex` or `event_mutex` held: the copy takes `event_mutex`.
-fn wait_for_inherited_enablers(scope: scope::ScopeId) {
-    if scope::copy_pending(scope) {
-        deferred::flush();
     }
 }

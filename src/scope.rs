@@ -228,7 +228,7 @@ pub(crate) fn on_newtask(
         return None;
     }
     // The copy is marked pending before the child can run, so its first REG or UNREG waits for
-    // it (see `copy_pending`).
+    // it (see `wait_for_copy`).
     table.copying.reserve(1, GFP_NOWAIT).ok()?;
     let scope = table.new_scope();
     table.join(child as usize, scope).ok()?;
@@ -238,20 +238,46 @@ pub(crate) fn on_newtask(
 }
 
 /// True if `scope` belongs to a forked child whose inherited enablers are not copied yet.
-///
-/// Upstream copies them inside `copy_process()`; here the copy is work queued by the fork probe,
-/// so a child that registers or unregisters at once must first wait for it
-/// ([`crate::deferred::flush`]), or it would not find what it inherited.
-pub(crate) fn copy_pending(scope: ScopeId) -> bool {
+fn copy_pending(scope: ScopeId) -> bool {
     SCOPES.lock().copying.contains(&scope)
 }
 
-/// The fork copy for `scope` ran, or will not run.
-pub(crate) fn copy_done(scope: ScopeId) {
-    let mut table = SCOPES.lock();
-    if let Some(i) = table.copying.iter().position(|s| *s == scope) {
-        let _ = table.copying.remove(i);
+/// The wait condition of [`wait_for_copy`].
+///
+/// # Safety
+///
+/// Any `scope` is sound; the shim's `wait_event_killable` passes the one it was given.
+unsafe extern "C" fn copy_still_pending(scope: u64) -> bool {
+    copy_pending(scope)
+}
+
+/// Waits until the copy of the enablers `scope` inherited at fork has run.
+///
+/// Upstream copies them inside `copy_process()`; here the copy is work queued by the fork probe,
+/// so a child that registers or unregisters at once must first wait for it, or it would not
+/// find what it inherited. The wait is killable (`ERESTARTSYS`) and waits for this scope's copy
+/// only. Called without `reg_mutex` or `event_mutex` held: the copy takes `event_mutex`.
+pub(crate) fn wait_for_copy(scope: ScopeId) -> Result {
+    if !copy_pending(scope) {
+        return Ok(());
     }
+    // SAFETY: `copy_still_pending` only takes the table's spinlock, which is allowed in a wait
+    // condition; `copy_done` wakes the queue after every change.
+    kernel::error::to_result(unsafe {
+        bindings::rue_wait_fork_copy_killable(Some(copy_still_pending), scope)
+    })
+}
+
+/// The fork copy for `scope` ran, or will not run: wakes whoever waits for it.
+pub(crate) fn copy_done(scope: ScopeId) {
+    {
+        let mut table = SCOPES.lock();
+        if let Some(i) = table.copying.iter().position(|s| *s == scope) {
+            let _ = table.copying.remove(i);
+        }
+    }
+    // SAFETY: No preconditions; allowed in atomic context (the fork probe may call this).
+    unsafe { bindings::rue_wake_fork_copy_waiters() };
 }
 
 /// Exec and exit probes: `task` leaves its scope; returns the scope if it is now empty.

@@ -241,7 +241,14 @@ bool rue_queue_work(struct workqueue_struct *wq, struct work_struct *work)
 	return queue_work(wq, work);
 }
 
-void rue_flush_workqueue(struct workqueue_struct *wq)
+static DECLARE_WAIT_QUEUE_HEAD(rue_fork_copy_waitq);
+
+int rue_wait_fork_copy_killable(bool (*pending)(u64 scope), u64 scope)
 {
-	flush_workqueue(wq);
+	return wait_event_killable(rue_fork_copy_waitq, !pending(scope));
+}
+
+void rue_wake_fork_copy_waiters(void)
+{
+	wake_up_all(&rue_fork_copy_waitq);
 }
