@@ -121,6 +121,38 @@ TEST(inherited_fd_registers_into_the_child)
 #define FORK_ROUNDS 300
 
 /*
+ * Forks FORK_ROUNDS children that each run @child(@fd, @word) at once and exit
+ * with its result; returns how many exited non-zero, or -1 if fork() failed.
+ */
+static int children_failing(int fd, volatile __u32 *word, int (*child)(int, volatile __u32 *))
+{
+	int failed = 0, status;
+
+	for (int i = 0; i < FORK_ROUNDS; i++) {
+		pid_t pid = fork();
+
+		if (pid < 0)
+			return -1;
+		if (pid == 0)
+			_exit(child(fd, word));
+		if (waitpid(pid, &status, 0) != pid)
+			return -1;
+		failed += WEXITSTATUS(status) != 0;
+	}
+	return failed;
+}
+
+static int child_unregisters(int fd, volatile __u32 *word)
+{
+	return unreg_event(fd, word, 0) ? 1 : 0;
+}
+
+static int child_reregisters(int fd, volatile __u32 *word)
+{
+	return reg_event(fd, "__rue_lc_fr u32 a", word, 0) == -EADDRINUSE ? 0 : 1;
+}
+
+/*
  * Upstream copies the enablers inside fork(), so a child sees them from its
  * first instruction. Here the copy is queued work; a child that unregisters or
  * registers at once must still find its inherited enabler (it did not, in a few
@@ -129,19 +161,11 @@ TEST(inherited_fd_registers_into_the_child)
 TEST(child_unregisters_inherited_enabler_at_once)
 {
 	static volatile __u32 word;
-	int fd = open(DATA_FILE, O_RDWR), status, failed = 0;
+	int fd = open(DATA_FILE, O_RDWR), failed;
 
 	ASSERT_NE(-1, fd);
 	ASSERT_EQ(0, reg_event(fd, "__rue_lc_fu u32 a", &word, 0));
-	for (int i = 0; i < FORK_ROUNDS; i++) {
-		pid_t pid = fork();
-
-		ASSERT_NE(-1, pid);
-		if (pid == 0)
-			_exit(unreg_event(fd, &word, 0) ? 1 : 0);
-		ASSERT_EQ(pid, waitpid(pid, &status, 0));
-		failed += WEXITSTATUS(status) != 0;
-	}
+	failed = children_failing(fd, &word, child_unregisters);
 	EXPECT_EQ(0, failed) TH_LOG("%d of %d children found no inherited enabler", failed, FORK_ROUNDS);
 	EXPECT_EQ(0, unreg_event(fd, &word, 0));
 	close(fd);
@@ -150,19 +174,11 @@ TEST(child_unregisters_inherited_enabler_at_once)
 TEST(child_reregistering_inherited_enabler_at_once_gets_eaddrinuse)
 {
 	static volatile __u32 word;
-	int fd = open(DATA_FILE, O_RDWR), status, failed = 0;
+	int fd = open(DATA_FILE, O_RDWR), failed;
 
 	ASSERT_NE(-1, fd);
 	ASSERT_EQ(0, reg_event(fd, "__rue_lc_fr u32 a", &word, 0));
-	for (int i = 0; i < FORK_ROUNDS; i++) {
-		pid_t pid = fork();
-
-		ASSERT_NE(-1, pid);
-		if (pid == 0)
-			_exit(reg_event(fd, "__rue_lc_fr u32 a", &word, 0) == -EADDRINUSE ? 0 : 1);
-		ASSERT_EQ(pid, waitpid(pid, &status, 0));
-		failed += WEXITSTATUS(status) != 0;
-	}
+	failed = children_failing(fd, &word, child_reregisters);
 	EXPECT_EQ(0, failed) TH_LOG("%d of %d children could register over their inherited enabler",
 				    failed, FORK_ROUNDS);
 	EXPECT_EQ(0, unreg_event(fd, &word, 0));

@@ -195,6 +195,25 @@ TEST_F(perf, unreadable_payload_is_efault_and_leaves_no_sample)
 	EXPECT_EQ(0, rue_unreg(self->data, &self->check, 0));
 }
 
+/*
+ * Registers __rue_both (bit 3 of @check), empties the trace buffer, enables
+ * the event in ftrace and attaches perf with a ring to this task: the write
+ * index, or -errno.
+ */
+static int attach_both(int data, __u32 *check, struct perf_handle *h)
+{
+	int index = rue_reg(data, "__rue_both u32 a", check, 3), ret;
+
+	if (index < 0)
+		return index;
+	ret = write_file(RUE_TRACEFS "trace", "");
+	if (!ret)
+		ret = write_file(EVENTS_DIR "__rue_both/enable", "1");
+	if (!ret)
+		ret = perf_open(h, "__rue_both", 0, -1, 1);
+	return ret ? ret : index;
+}
+
 TEST_F(perf, perf_and_ftrace_attached_at_once_both_record_every_write)
 {
 	char buf[16384], line[64];
@@ -203,11 +222,8 @@ TEST_F(perf, perf_and_ftrace_attached_at_once_both_record_every_write)
 	__u32 a, got;
 	int index;
 
-	index = rue_reg(self->data, "__rue_both u32 a", &self->check, 3);
-	ASSERT_LE(0, index);
-	ASSERT_EQ(0, write_file(RUE_TRACEFS "trace", ""));
-	ASSERT_EQ(0, write_file(EVENTS_DIR "__rue_both/enable", "1"));
-	ASSERT_EQ(0, perf_open(&h, "__rue_both", 0, -1, 1));
+	index = attach_both(self->data, &self->check, &h);
+	ASSERT_LE(0, index) TH_LOG("attach_both: %s", strerror(-index));
 	EXPECT_EQ(1u << 3, self->check);
 	EXPECT_TRUE(status_has_line("__rue_both # Used by ftrace perf"));
 
@@ -237,11 +253,8 @@ TEST_F(perf, each_consumer_detaches_alone)
 	__u32 a = 4;
 	int index;
 
-	index = rue_reg(self->data, "__rue_both u32 a", &self->check, 3);
-	ASSERT_LE(0, index);
-	ASSERT_EQ(0, write_file(RUE_TRACEFS "trace", ""));
-	ASSERT_EQ(0, write_file(EVENTS_DIR "__rue_both/enable", "1"));
-	ASSERT_EQ(0, perf_open(&h, "__rue_both", 0, -1, 1));
+	index = attach_both(self->data, &self->check, &h);
+	ASSERT_LE(0, index) TH_LOG("attach_both: %s", strerror(-index));
 
 	/* perf leaves: ftrace alone keeps the event enabled and recording. */
 	perf_close(&h);
