@@ -339,10 +339,15 @@ TEST(exec_drops_the_enablers)
 
 		if (own < 0 || reg_event(own, "__rue_lc4 u32 a", &page[0], 0))
 			_exit(2);
+		page[1] = 1;
 		execl("/bin/sleep", "sleep", "2", NULL);
 		_exit(3);
 	}
-	/* After the exec the enabler and its file are gone: the event auto-deletes. */
+	/* The child registered: the event exists before its exec. */
+	ASSERT_TRUE(wait_word(&page[1], 1));
+	EXPECT_TRUE(exists(TRACEFS "events/user_events/__rue_lc4/enable"));
+	/* After the exec the enabler and its file are gone: the event auto-deletes while the
+	 * exec'd program still runs (sleep 2). */
 	EXPECT_TRUE(gone_within(TRACEFS "events/user_events/__rue_lc4", 1500));
 	ASSERT_EQ(pid, waitpid(pid, &status, 0));
 	EXPECT_EQ(0, WEXITSTATUS(status));
@@ -417,7 +422,7 @@ TEST(read_only_enable_word_is_given_up_quietly)
 static int stress_worker(int id, time_t deadline)
 {
 	char name[64], enable[64];
-	int loops = 0;
+	int loops = 0, status;
 
 	snprintf(name, sizeof(name), "__rue_st%d u32 a", id % 4);
 	snprintf(enable, sizeof(enable), "__rue_st%d", id % 4);
@@ -440,7 +445,7 @@ static int stress_worker(int id, time_t deadline)
 			wait(NULL);
 			_exit(0);	/* exit with the enabler still registered */
 		}
-		if (waitpid(pid, NULL, 0) != pid)
+		if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status) || WEXITSTATUS(status))
 			return -1;
 		loops++;
 	}
