@@ -144,6 +144,9 @@ impl FileInfo {
         // Like upstream, this gives the task a scope even if the registration then fails (Q15).
         let scope = scope::current_or_create()?;
         scope::wait_for_copy(scope)?;
+        // Held from the `EADDRINUSE` check to the enabler's creation, as upstream holds it for
+        // the whole ioctl: two threads registering the same word cannot both pass the check.
+        let _reg = self.group.reg_mutex.lock();
         if enabler::exists(&mut Held::lock(), scope, enable_addr, enable_bit) {
             return Err(EADDRINUSE);
         }
@@ -151,7 +154,6 @@ impl FileInfo {
         // Upstream accepts any bytes in a name; this module needs UTF-8 (deviations.md).
         let name = core::str::from_utf8(&name).map_err(|_| EINVAL)?;
 
-        let _reg = self.group.reg_mutex.lock();
         let event = self.group.find_or_create(name, flags)?;
         let index = self.add_ref(event);
         // SAFETY: `find_or_create` returned a reference, dropped here (the file holds its own).

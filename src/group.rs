@@ -158,10 +158,13 @@ impl Group {
         let mut held = Held::lock();
         let mut found = false;
         loop {
+            // Newest first, as upstream's hash bucket (`hash_add` puts new entries at its head):
+            // with several same-named events, the first one met decides `EBUSY` vs `EPERM`.
             let next = STATE
                 .get(&mut held)
                 .events
                 .iter()
+                .rev()
                 .copied()
                 .find(|e| e.get().reg_name() == name);
             let Some(e) = next else { break };
