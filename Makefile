@@ -4,8 +4,11 @@
 # the project's test kernel, built first if missing), like any out-of-tree
 # module. `make demo` and `make check` do all setup on a fresh machine.
 
-LLVM ?= -19
 TOOLS := $(CURDIR)/tools
+# LLVM= for a clang-built KDIR (the test kernel: -19); a GCC-built one (Debian's,
+# prepared by tools/debian) needs none. Read from KDIR's .config in recipes.
+LLVM ?= -19
+llvm = $$(grep -qx CONFIG_CC_IS_CLANG=y "$$k/.config" && echo LLVM=$(LLVM))
 
 # The kernel tree to build against. Unless KDIR is given, the cached test
 # kernel: tools/kernel/build.sh builds it if needed and prints its path. It is
@@ -16,7 +19,7 @@ else
 kdir = $$(bash $(TOOLS)/kernel/build.sh)
 endif
 
-.PHONY: all modules setup kernel clippy host-test check demo conformance vm clean
+.PHONY: all modules setup kernel clippy host-test check demo conformance vm debian install uninstall purge clean
 
 all: modules
 
@@ -28,10 +31,26 @@ kernel: setup
 		{ echo "KDIR=$$k is not a built kernel tree" >&2; exit 1; }
 
 modules: kernel
-	@$(MAKE) -C "$(kdir)" M=$(CURDIR) LLVM=$(LLVM) modules
+	@k=$(kdir) && $(MAKE) -C "$$k" M=$(CURDIR) $(llvm) modules
 
 clippy: kernel
-	@$(MAKE) -C "$(kdir)" M=$(CURDIR) LLVM=$(LLVM) CLIPPY=1 modules
+	@k=$(kdir) && $(MAKE) -C "$$k" M=$(CURDIR) $(llvm) CLIPPY=1 modules
+
+# rust_user_events.ko for Debian's Rust-enabled kernels, built by their own
+# toolchain in a trixie root: build/debian/<release>/ (Documentation/install.md).
+debian: setup
+	@bash $(TOOLS)/debian/build.sh
+
+# On a Debian machine: build and install for the running kernel with DKMS,
+# load it now and at every boot. Needs root; installs its own dependencies.
+install:
+	@bash $(TOOLS)/debian/install.sh
+
+uninstall:
+	@bash $(TOOLS)/debian/install.sh --remove
+
+purge:
+	@bash $(TOOLS)/debian/install.sh --purge
 
 host-test: setup
 	cargo test --workspace
@@ -53,6 +72,6 @@ vm: modules
 	@bash $(TOOLS)/vm/run.sh --kdir "$(kdir)" $(if $(EXTRA),--add "$(EXTRA)") -- "$$RUE_VM_CMD"
 
 clean:
-	@$(MAKE) -C "$(kdir)" M=$(CURDIR) LLVM=$(LLVM) clean
+	@k=$(kdir) && $(MAKE) -C "$$k" M=$(CURDIR) $(llvm) clean
 	cargo clean
 	rm -rf build

@@ -54,14 +54,20 @@ bool rue_trace_trigger_soft_disabled(struct trace_event_file *file)
 	return trace_trigger_soft_disabled(file);
 }
 
+/*
+ * The cookie is a per-CPU pointer. GCC gives those their own address space
+ * (__seg_gs) and warns on a direct cast to or from a plain pointer, so the
+ * casts go through an integer, as the kernel's own per-CPU accessors do.
+ */
 void *rue_tracepoint_read_lock(void)
 {
-	return (void __force *)srcu_read_lock_fast_notrace(&tracepoint_srcu);
+	return (void *)(unsigned long)srcu_read_lock_fast_notrace(&tracepoint_srcu);
 }
 
 void rue_tracepoint_read_unlock(void *cookie)
 {
-	srcu_read_unlock_fast_notrace(&tracepoint_srcu, (struct srcu_ctr __percpu __force *)cookie);
+	srcu_read_unlock_fast_notrace(&tracepoint_srcu,
+				      (struct srcu_ctr __percpu *)(unsigned long)cookie);
 }
 
 struct tracepoint_func *rue_tracepoint_funcs(struct tracepoint *tp)

@@ -2,9 +2,15 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # `make check`: host unit tests and a rustfmt check of the module's sources,
-# then one test-VM run with the project's guest tests and every passing
-# upstream selftest (tools/testing/upstream-pass.txt).
-# Ends with one line "check: N passed, N failed, N skipped"; exits 1 on any failure.
+# then the project's guest tests and every passing upstream selftest
+# (tools/testing/upstream-pass.txt) in the test VM, on two kernels:
+#   - the project's debug test kernel (KDIR: clang, KASAN, lockdep, kmemleak);
+#   - Debian's own 7.3.4 kernel image, unmodified, with the module built for
+#     it by Debian's toolchain (tools/debian/build.sh), after the Debian
+#     install itself (make install, DKMS) is tested in a trixie root.
+# Prints a summary per kernel and ends with one line
+# "check: N passed, N failed, N skipped" over all of them; exits 1 on any failure.
+# RUE_CHECK_KERNELS=test (or debian) runs one kernel only, for quicker local runs.
 # Usage: check.sh KDIR
 set -uo pipefail
 
@@ -57,17 +63,79 @@ fi
 	done
 } >"$build/guest/check-cmd.sh"
 
-echo "== guest: test VM"
-bash "$top/tools/vm/run.sh" --kdir "$kdir" --module "$top/rust_user_events.ko" \
-	--add "$build/guest" --log "$build/vm.log" --summary "$build/vm.summary" \
-	-- sh /rue/check-cmd.sh 2>&1 || true
-if [ -f "$build/vm.summary" ]; then
-	read -r p f i <"$build/vm.summary"
-	passed=$((passed + p)) failed=$((failed + f)) skipped=$((skipped + i))
-else
-	echo "FAIL guest: the test VM produced no summary"
-	failed=$((failed + 1))
-fi
+summaries=()
 
+# suite NAME LOGNAME RUN.SH-ARGS...: one VM run of check-cmd.sh; adds its counts.
+suite() {
+	local name=$1 tag=$2
+	shift 2
+	echo "== guest: $name"
+	bash "$top/tools/vm/run.sh" --add "$build/guest" "$@" --log "$build/$tag.vm.log" \
+		--summary "$build/$tag.vm.summary" -- sh /rue/check-cmd.sh 2>&1 || true
+	if [ -f "$build/$tag.vm.summary" ]; then
+		read -r p f i <"$build/$tag.vm.summary"
+	else
+		echo "FAIL guest: the $name VM produced no summary"
+		p=0 f=1 i=0
+	fi
+	passed=$((passed + p)) failed=$((failed + f)) skipped=$((skipped + i))
+	summaries+=("$name: $p passed, $f failed, $i skipped")
+}
+
+kernels=${RUE_CHECK_KERNELS:-test debian}
+case " $kernels " in
+*" test "*)
+	suite "test kernel ($(basename "$kdir"))" test --kdir "$kdir" --module "$top/rust_user_events.ko"
+	;;
+esac
+
+case " $kernels " in
+*" debian "*)
+	. "$top/tools/debian/kernels.conf"
+	krel=$DEBIAN_ABI-$DEBIAN_TEST_FLAVOUR
+	name="Debian $krel"
+	echo "== debian: building the module for Debian's kernels"
+	start=$(date +%s)
+	if mapfile -t kos < <(bash "$top/tools/debian/build.sh") && [ "${#kos[@]}" -eq "${#DEBIAN_FLAVOURS[@]}" ]; then
+		for ko in "${kos[@]}"; do echo "PASS debian: built $ko"; done
+		passed=$((passed + ${#kos[@]}))
+	else
+		echo "FAIL debian: building for Debian's kernels failed"
+		failed=$((failed + 1))
+	fi
+	echo "debian build: $(($(date +%s) - start)) s"
+
+	echo "== debian: make install (DKMS) in a trixie root, for $krel"
+	extra="$build/debian-extra"
+	rm -rf "$extra"
+	bash "$top/tools/debian/chroot.sh" bash /rue/src/tools/debian/install-test.sh "$krel" \
+		/rue/src/build/check/debian-extra/dkms | tee "$build/install-test.log"
+	p=$(grep -c '^ok ' "$build/install-test.log")
+	f=$(grep -c '^not ok ' "$build/install-test.log")
+	grep -q '^1\.\.' "$build/install-test.log" || f=$((f + 1))
+	passed=$((passed + p)) failed=$((failed + f))
+	summaries+=("Debian install ($krel, DKMS): $p passed, $f failed, 0 skipped")
+
+	ko="$top/build/debian/$krel/rust_user_events.ko"
+	if vmlinuz=$(bash "$top/tools/debian/vmlinuz.sh" "$DEBIAN_TEST_FLAVOUR") && [ -f "$ko" ]; then
+		# module_test's second provider, made from the module built for this kernel.
+		perl -pe 's/rust_user_events/rust_user_twin00/g' "$ko" >"$extra/rust_user_twin00.ko"
+		mkdir -p "$extra/bin"
+		install -m 0755 "$top/tools/testing/dkms_module_test.sh" "$extra/bin/dkms_module_test"
+		{
+			cat "$build/guest/check-cmd.sh"
+			echo "rue-run dkms_module_test dkms_module_test"
+		} >"$extra/check-cmd.sh"
+		suite "$name" debian --kernel "$vmlinuz" --module "$ko" --add "$extra"
+	else
+		echo "FAIL debian: no kernel image or no module for $krel"
+		failed=$((failed + 1))
+		summaries+=("$name: not run")
+	fi
+	;;
+esac
+
+echo "== summary"
+for line in "${summaries[@]}"; do echo "$line"; done
 echo "check: $passed passed, $failed failed, $skipped skipped"
 [ "$failed" -eq 0 ]

@@ -5,7 +5,8 @@
 # Debian's linux-source-7.3 from trixie-backports (pinned low so nothing else
 # is upgraded from it), the LLVM 19 toolchain, QEMU, a static busybox, the
 # kernel's build dependencies, Debian's perf (run inside the test VM), rust-src,
-# rustfmt and a pinned bindgen-cli.
+# rustfmt, a pinned bindgen-cli, and debootstrap (tools/debian/chroot.sh makes
+# the trixie root with Debian's own kernel toolchain from it).
 #
 # Idempotent: every step first checks whether its result is already there, so
 # a second run does nothing and takes seconds. Runs as root, or through sudo.
@@ -23,6 +24,7 @@ APT_PACKAGES=(
 	bc flex bison libelf-dev libssl-dev cpio kmod xz-utils
 	build-essential libc6-dev python3
 	linux-perf
+	debootstrap
 )
 
 if [ "$(id -u)" -ne 0 ]; then

@@ -6,7 +6,9 @@
 # console log is checked by tools/vmlog: the run fails on any failed test and
 # on any WARNING, BUG, lockdep, RCU, KASAN or kmemleak report.
 #
-# Usage: run.sh --kdir KDIR [options] [-- CMD...]
+# Usage: run.sh (--kdir KDIR | --kernel IMAGE) [options] [-- CMD...]
+#   --kdir KDIR     boot KDIR's arch/x86/boot/bzImage
+#   --kernel IMAGE  boot this kernel image (e.g. Debian's vmlinuz)
 #   --module KO     module to load (default: ./rust_user_events.ko)
 #   --no-module     boot without loading the module
 #   --add DIR       copy DIR's contents into the guest's /rue (repeatable);
@@ -21,6 +23,7 @@ set -euo pipefail
 
 top=$(cd "$(dirname "$0")/../.." && pwd)
 kdir=
+bzimage=
 module="$top/rust_user_events.ko"
 load_module=1
 adds=()
@@ -33,6 +36,7 @@ accel=(-accel tcg -cpu max)
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--kdir) kdir=$2; shift 2 ;;
+	--kernel) bzimage=$2; shift 2 ;;
 	--module) module=$2; shift 2 ;;
 	--no-module) load_module=0; shift ;;
 	--add) adds+=("$2"); shift 2 ;;
@@ -45,8 +49,8 @@ while [ $# -gt 0 ]; do
 	*) echo "run.sh: unknown option $1" >&2; exit 2 ;;
 	esac
 done
-[ -n "$kdir" ] || { echo "run.sh: --kdir is required" >&2; exit 2; }
-bzimage="$kdir/arch/x86/boot/bzImage"
+[ -n "$bzimage" ] || [ -n "$kdir" ] || { echo "run.sh: --kdir or --kernel is required" >&2; exit 2; }
+[ -n "$bzimage" ] || bzimage="$kdir/arch/x86/boot/bzImage"
 [ -f "$bzimage" ] || { echo "run.sh: no $bzimage" >&2; exit 2; }
 
 work=$(mktemp -d)

@@ -1,0 +1,91 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# A Debian trixie environment with the toolchain Debian's 7.3 kernels were
+# built with (gcc-14, Debian's rustc, rust-src, bindgen, pahole), Debian's
+# linux-source-7.3 and the headers packages of the supported kernels, made with
+# debootstrap. It stands in for a Debian user's machine: make check builds the
+# module there for Debian's kernels, and tests the install (DKMS) there.
+#
+# The root lives in $RUE_CACHE/debian, keyed by the packages it holds, so it
+# is made once. Commands run in it with a clean environment.
+#
+# Usage: chroot.sh --print-root     build if needed, print the root's path
+#        chroot.sh [--] CMD...      build if needed, run CMD inside it as root,
+#                                   with /proc, /dev and the work tree mounted
+#                                   (private mounts, gone when CMD ends)
+set -euo pipefail
+
+here=$(cd "$(dirname "$0")" && pwd)
+top=$(cd "$here/../.." && pwd)
+# shellcheck source=kernels.conf
+. "$here/kernels.conf"
+cache=${RUE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/rust-user-events}
+mirror=http://deb.debian.org/debian
+
+log() { printf 'debian: %s\n' "$*" >&2; }
+
+# What a Debian user installs to build the module (README, install.sh), plus
+# dkms for the install test.
+packages=(
+	"${DEBIAN_TOOLCHAIN_PACKAGES[@]}"
+	make bc flex bison libelf-dev libssl-dev python3 cpio kmod xz-utils openssl
+	dkms
+)
+for flavour in "${DEBIAN_FLAVOURS[@]}"; do
+	packages+=("linux-headers-$DEBIAN_ABI-$flavour/$DEBIAN_SUITE")
+done
+packages+=("linux-source-${DEBIAN_ABI%.*}/$DEBIAN_SUITE")
+# The root is keyed by what goes into it (format 1: debootstrap minbase).
+key=$(echo "1 $mirror ${packages[*]}" | sha256sum | cut -c1-16)
+root="$cache/debian/trixie-$key"
+
+make_root() {
+	command -v debootstrap >/dev/null 2>&1 || {
+		log "installing debootstrap"
+		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends debootstrap >&2
+	}
+	local tmp="$root.tmp"
+	rm -rf "$tmp"
+	mkdir -p "$(dirname "$root")"
+	log "debootstrap trixie into $root (a few minutes)"
+	debootstrap --variant=minbase trixie "$tmp" "$mirror" >"$cache/debian/debootstrap.log" 2>&1 ||
+		{ tail -20 "$cache/debian/debootstrap.log" >&2; exit 1; }
+	printf 'Types: deb\nURIs: %s\nSuites: trixie trixie-updates %s\nComponents: main\nSigned-By: /usr/share/keyrings/debian-archive-keyring.gpg\n' \
+		"$mirror" "$DEBIAN_SUITE" >"$tmp/etc/apt/sources.list.d/debian.sources"
+	rm -f "$tmp/etc/apt/sources.list"
+	# Nothing may start services inside the root.
+	printf '#!/bin/sh\nexit 101\n' >"$tmp/usr/sbin/policy-rc.d"
+	chmod 0755 "$tmp/usr/sbin/policy-rc.d"
+	log "installing ${packages[*]}"
+	in_root "$tmp" apt-get update -qq
+	in_root "$tmp" env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
+		"${packages[@]}" >"$cache/debian/apt.log" 2>&1 ||
+		{ tail -30 "$cache/debian/apt.log" >&2; exit 1; }
+	in_root "$tmp" apt-get clean
+	touch "$tmp/.rue-complete"
+	mv "$tmp" "$root"
+}
+
+# in_root ROOT CMD...: CMD inside ROOT, in a private mount namespace.
+in_root() {
+	local r=$1
+	shift
+	unshare --mount --propagation private -- /bin/sh -ec '
+		r=$1; top=$2; shift 2
+		mount -t proc proc "$r/proc"
+		mount --rbind /dev "$r/dev"
+		mkdir -p "$r/rue/src"
+		mount --bind "$top" "$r/rue/src"
+		exec chroot "$r" /usr/bin/env -i HOME=/root LANG=C.UTF-8 \
+			PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin "$@"' sh "$r" "$top" "$@"
+}
+
+[ -f "$root/.rue-complete" ] || make_root
+
+case "${1:-}" in
+--print-root) echo "$root" ;;
+--) shift; in_root "$root" "$@" ;;
+"") ;;
+*) in_root "$root" "$@" ;;
+esac

@@ -1,0 +1,92 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Tests the Debian install inside tools/debian/chroot.sh's root, as a Debian
+# user would run it: the refusals of kernels and toolchains the module cannot
+# serve, `make install` (tools/debian/install.sh) through DKMS for KERNELRELEASE,
+# what it leaves installed, DKMS's refusal of a kernel with user_events built
+# in, and `make uninstall`. Prints TAP; the DKMS-built module is copied to
+# OUT/rust_user_events.ko for the test VM to load.
+#
+# Usage (inside the root): install-test.sh KERNELRELEASE OUT
+set -uo pipefail
+
+here=$(cd "$(dirname "$0")" && pwd)
+krel=$1
+out=$2
+name=rust-user-events
+version=$(sed -n 's/^PACKAGE_VERSION="\(.*\)"/\1/p' "$here/../../dkms.conf")
+config=/usr/src/linux-headers-$krel/.config
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+n=0
+failed=0
+
+result() { # result OK DESCRIPTION [DETAIL]
+	n=$((n + 1))
+	if [ "$1" -eq 0 ]; then
+		echo "ok $n $2"
+	else
+		echo "not ok $n $2${3:+ ($3)}"
+		failed=1
+	fi
+}
+
+# refuses CONFIG_EDIT EXIT MESSAGE DESCRIPTION: toolchain-check.sh on the
+# kernel's .config edited by the sed expression exits EXIT and says MESSAGE.
+refuses() {
+	sed -e "$1" "$config" >"$tmp/config"
+	bash "$here/toolchain-check.sh" "$tmp/config" >/dev/null 2>"$tmp/err"
+	local rc=$?
+	[ "$rc" -eq "$2" ] && grep -q "$3" "$tmp/err"
+	result $? "$4" "exit $rc: $(head -n 1 "$tmp/err")"
+}
+
+echo "TAP version 13"
+bash "$here/toolchain-check.sh" "$config" >/dev/null
+result $? "the toolchain here is the one $krel was built with"
+refuses 's/^CONFIG_RUST=y/# CONFIG_RUST is not set/' 2 "no Rust support" \
+	"a kernel without Rust is refused, saying so"
+refuses 's/^# CONFIG_USER_EVENTS is not set/CONFIG_USER_EVENTS=y/' 2 "already has user_events" \
+	"a kernel with user_events built in is refused, saying so"
+refuses 's/^CONFIG_RUSTC_VERSION_TEXT=.*/CONFIG_RUSTC_VERSION_TEXT="rustc 1.99.0"/' 1 "rustc mismatch" \
+	"a kernel built by another rustc is refused, naming both versions"
+refuses 's/^CONFIG_CC_VERSION_TEXT=.*/CONFIG_CC_VERSION_TEXT="x86_64-linux-gnu-gcc-14 (Debian 14.9.9-1) 14.9.9"/' 1 \
+	"C compiler mismatch" "a kernel built by another gcc is refused, naming both versions"
+
+bash "$here/install.sh" --kernel "$krel" >"$tmp/install.log" 2>&1
+rc=$?
+result $rc "make install builds and installs the module for $krel with DKMS" "exit $rc: $(tail -n 3 "$tmp/install.log" | tr '\n' ' ')"
+dkms status -m "$name" -v "$version" -k "$krel" | grep -q ': installed'
+result $? "dkms status: $name/$version installed for $krel"
+ko=$(find "/usr/lib/modules/$krel/updates/dkms" -name 'rust_user_events.ko*' 2>/dev/null | head -n 1)
+[ -n "$ko" ] && modinfo -F vermagic "$ko" | grep -q "^$krel SMP "
+result $? "the installed module's vermagic is $krel's" "${ko:-no module installed}"
+[ -n "$ko" ] && modinfo -F signer "$ko" | grep -q .
+result $? "DKMS signed the module (Secure Boot: enroll its key with mokutil)"
+grep -qx rust_user_events /etc/modules-load.d/rust-user-events.conf
+result $? "/etc/modules-load.d loads rust_user_events at boot"
+mkdir -p "$out"
+case "$ko" in
+*.xz) xz -dc "$ko" >"$out/rust_user_events.ko" ;;
+*) cp "$ko" "$out/rust_user_events.ko" ;;
+esac
+
+# DKMS itself refuses a kernel whose config has user_events built in.
+fake=9.9.9-rue-fake
+mkdir -p "/usr/lib/modules/$fake/build"
+sed 's/^# CONFIG_USER_EVENTS is not set/CONFIG_USER_EVENTS=y/' "$config" >"/usr/lib/modules/$fake/build/.config"
+dkms build -m "$name" -v "$version" -k "$fake" >"$tmp/fake.log" 2>&1
+rc=$?
+rm -rf "/usr/lib/modules/$fake"
+[ "$rc" -eq 77 ] && grep -q BUILD_EXCLUSIVE "$tmp/fake.log"
+result $? "DKMS skips a kernel with user_events built in (BUILD_EXCLUSIVE_CONFIG)" "exit $rc"
+
+bash "$here/install.sh" --remove >"$tmp/remove.log" 2>&1
+rc=$?
+[ "$rc" -eq 0 ] && ! dkms status -m "$name" | grep -q . && [ ! -e /etc/modules-load.d/rust-user-events.conf ] &&
+	[ -z "$(find "/usr/lib/modules/$krel/updates" -name 'rust_user_events.ko*' 2>/dev/null)" ]
+result $? "make uninstall removes the module, the DKMS entry and the boot entry" "exit $rc"
+
+echo "1..$n"
+exit "$failed"

@@ -1,0 +1,91 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Prepares a module build tree for an installed Debian kernel: Debian's
+# headers packages carry no Rust metadata and no private tracing headers, so
+# the tree is made from linux-source-X.Y with the kernel's own .config,
+# Module.symvers, vmlinux (for module BTF) and release string, by the
+# toolchain the kernel was built with (toolchain-check.sh). `make
+# modules_prepare` and `make rust/` then give the kernel and core crates
+# whose exported symbols match the running kernel's. Build modules against it
+# with the make variables toolchain-check.sh prints (CC=...): Kbuild's
+# sub-make would not see them from a Makefile in the tree.
+#
+# Runs on Debian trixie (a user's machine, or tools/debian/chroot.sh's root).
+# The tree is cached in $RUE_KTREE_CACHE (default /var/cache/rust-user-events),
+# keyed by everything it is made from; a second run prints its path at once.
+#
+# Usage: prepare-kernel.sh KERNELRELEASE     prints the tree's path (KDIR)
+set -euo pipefail
+
+here=$(cd "$(dirname "$0")" && pwd)
+krel=$1
+headers=${RUE_HEADERS:-/usr/src/linux-headers-$krel}
+series=$(echo "$krel" | sed -n 's/^\([0-9]*\.[0-9]*\).*/\1/p')   # 7.3.4+deb13-amd64: 7.3
+source_pkg=linux-source-$series
+tarball=/usr/src/$source_pkg.tar.xz
+cache=${RUE_KTREE_CACHE:-/var/cache/rust-user-events}
+jobs=${JOBS:-$(nproc)}
+
+log() { printf 'prepare-kernel: %s\n' "$*" >&2; }
+fail() { printf 'rust-user-events: %s\n' "$@" >&2; exit 1; }
+
+[ -f "$headers/.config" ] ||
+	fail "no headers for kernel $krel in $headers." "On Debian: apt install linux-headers-$krel"
+[ -f "$tarball" ] ||
+	fail "no kernel source at $tarball." "On Debian: apt install $source_pkg (from the kernel's suite, e.g. trixie-backports)"
+
+# The source must be the kernel's own: same Debian package version.
+pkg_version() { dpkg-query -W -f='${Version}' "$1" 2>/dev/null || true; }
+src_version=$(pkg_version "$source_pkg")
+hdr_version=$(pkg_version "linux-headers-$krel")
+[ -z "$hdr_version" ] || [ "$src_version" = "$hdr_version" ] ||
+	fail "$source_pkg is version ${src_version:-(not installed)}, the kernel $krel is $hdr_version." \
+		"Install the matching source: apt install $source_pkg=$hdr_version"
+
+mapfile -t make_vars < <(bash "$here/toolchain-check.sh" "$headers/.config")
+
+# Keyed by what the tree is made from (format 1: the steps below).
+key=$({
+	echo "1 $src_version ${make_vars[*]}"
+	cat "$headers/.config" "$headers/Module.symvers"
+	rustc --version
+	bindgen --version
+} | sha256sum | cut -c1-16)
+dir="$cache/$krel-$key"
+kdir="$dir/build"
+if [ -f "$dir/.rue-complete" ]; then
+	echo "$kdir"
+	exit 0
+fi
+
+log "preparing a module build tree for $krel in $dir (a few minutes)"
+rm -rf "$dir"
+mkdir -p "$dir" "$kdir"
+tar -C "$dir" -xf "$tarball"
+mv "$dir/$source_pkg" "$dir/src"
+
+kmake() { make -C "$dir/src" O="$kdir" "${make_vars[@]}" KERNELRELEASE="$krel" -j"$jobs" "$@" >&2; }
+
+cp "$headers/.config" "$kdir/.config"
+kmake -s olddefconfig
+# olddefconfig rewrites whatever the toolchain cannot give (a missing pahole
+# drops DEBUG_INFO_BTF, and struct module changes layout): the tree must be
+# configured exactly as the kernel was, signing-key paths aside.
+filter='^CONFIG_(MODULE_SIG_KEY|SYSTEM_TRUSTED_KEYS|SYSTEM_REVOCATION_KEYS|SYSTEM_BLACKLIST_HASH_LIST)='
+if ! diff <(grep -Ev "$filter" "$headers/.config") <(grep -Ev "$filter" "$kdir/.config") >"$dir/config.diff"; then
+	cat "$dir/config.diff" >&2
+	fail "the prepared .config differs from the kernel's (above): the toolchain does not match the kernel."
+fi
+
+kmake -s modules_prepare
+kmake -s rust/
+cp "$headers/Module.symvers" "$kdir/Module.symvers"
+# Module BTF is made against the kernel's vmlinux; the headers package ships it.
+[ ! -f "$headers/vmlinux" ] || cp "$headers/vmlinux" "$kdir/vmlinux"
+[ "$(cat "$kdir/include/config/kernel.release")" = "$krel" ] ||
+	fail "the prepared tree's release is $(cat "$kdir/include/config/kernel.release"), expected $krel"
+
+touch "$dir/.rue-complete"
+log "ready: $kdir"
+echo "$kdir"
