@@ -92,6 +92,7 @@ if ! dkms install -m "$name" -v "$version" -k "$krel"; then
 	fail "the DKMS build failed (above; the whole log is /var/lib/dkms/$name/$version/build/make.log)"
 fi
 
+mkdir -p "$(dirname "$boot_conf")"
 printf '# rust-user-events: the user_events tracing ABI (installed by make install)\n%s\n' \
 	"$module" >"$boot_conf"
 log "$boot_conf loads $module at every boot"

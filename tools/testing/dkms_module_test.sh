@@ -20,7 +20,8 @@ rue_example 3 >/tmp/dkms_example.out 2>&1 && grep -q 'wrote 0 events, skipped 3'
 result $? "a client registers an event and runs through it"
 echo 'u:rue_dkms u32 x' >>$T/dynamic_events && grep -q '^rue_dkms' $T/user_events_status
 result $? "a u: line in dynamic_events creates an event user_events_status lists"
-echo '-:rue_dkms' >>$T/dynamic_events && ! grep -q '^rue_dkms' $T/user_events_status
+# As upstream, a delete names the fields of an event that has any.
+echo '-:rue_dkms u32 x' >>$T/dynamic_events && ! grep -q '^rue_dkms' $T/user_events_status
 result $? "a -: line deletes it"
 rmmod rust_user_events
 result $? "the DKMS-installed module unloads"
