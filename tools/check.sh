@@ -5,9 +5,10 @@
 # then the project's guest tests and every passing upstream selftest
 # (tools/testing/upstream-pass.txt) in the test VM, on two kernels:
 #   - the project's debug test kernel (KDIR: clang, KASAN, lockdep, kmemleak);
-#   - Debian's own 7.3.4 kernel image, unmodified, with the module built for
-#     it by Debian's toolchain (tools/debian/build.sh), after the Debian
-#     install itself (make install, DKMS) is tested in a trixie root.
+#   - Debian's own 7.3.4 kernel images (amd64 and cloud-amd64), unmodified,
+#     with the module built for each by Debian's toolchain
+#     (tools/debian/build.sh), after the Debian install itself (make install,
+#     DKMS) is tested in a trixie root.
 # Prints a summary per kernel and ends with one line
 # "check: N passed, N failed, N skipped" over all of them; exits 1 on any failure.
 # RUE_CHECK_KERNELS=test (or debian) runs one kernel only, for quicker local runs.
@@ -92,8 +93,7 @@ esac
 case " $kernels " in
 *" debian "*)
 	. "$top/tools/debian/kernels.conf"
-	krel=$DEBIAN_ABI-$DEBIAN_TEST_FLAVOUR
-	name="Debian $krel"
+	krel=$DEBIAN_ABI-$DEBIAN_INSTALL_FLAVOUR
 	echo "== debian: building the module for Debian's kernels"
 	start=$(date +%s)
 	if mapfile -t kos < <(bash "$top/tools/debian/build.sh") && [ "${#kos[@]}" -eq "${#DEBIAN_FLAVOURS[@]}" ]; then
@@ -106,32 +106,40 @@ case " $kernels " in
 	echo "debian build: $(($(date +%s) - start)) s"
 
 	echo "== debian: make install (DKMS) in a trixie root, for $krel"
-	extra="$build/debian-extra"
-	rm -rf "$extra"
+	dkms_dir="$build/debian-dkms"
+	rm -rf "$dkms_dir"
 	bash "$top/tools/debian/chroot.sh" bash /rue/src/tools/debian/install-test.sh "$krel" \
-		/rue/src/build/check/debian-extra/dkms | tee "$build/install-test.log"
+		"/rue/src/build/check/debian-dkms" | tee "$build/install-test.log"
 	p=$(grep -c '^ok ' "$build/install-test.log")
 	f=$(grep -c '^not ok ' "$build/install-test.log")
 	grep -q '^1\.\.' "$build/install-test.log" || f=$((f + 1))
 	passed=$((passed + p)) failed=$((failed + f))
 	summaries+=("Debian install ($krel, DKMS): $p passed, $f failed, 0 skipped")
 
-	ko="$top/build/debian/$krel/rust_user_events.ko"
-	if vmlinuz=$(bash "$top/tools/debian/vmlinuz.sh" "$DEBIAN_TEST_FLAVOUR") && [ -f "$ko" ]; then
+	# The whole suite on each flavour's own image, with the module built for it.
+	for flavour in "${DEBIAN_FLAVOURS[@]}"; do
+		frel=$DEBIAN_ABI-$flavour
+		ko="$top/build/debian/$frel/rust_user_events.ko"
+		extra="$build/debian-$flavour"
+		rm -rf "$extra"
+		mkdir -p "$extra/bin"
+		if ! vmlinuz=$(bash "$top/tools/debian/vmlinuz.sh" "$flavour") || [ ! -f "$ko" ]; then
+			echo "FAIL debian: no kernel image or no module for $frel"
+			failed=$((failed + 1))
+			summaries+=("Debian $frel: not run")
+			continue
+		fi
 		# module_test's second provider, made from the module built for this kernel.
 		perl -pe 's/rust_user_events/rust_user_twin00/g' "$ko" >"$extra/rust_user_twin00.ko"
-		mkdir -p "$extra/bin"
-		install -m 0755 "$top/tools/testing/dkms_module_test.sh" "$extra/bin/dkms_module_test"
-		{
-			cat "$build/guest/check-cmd.sh"
-			echo "rue-run dkms_module_test dkms_module_test"
-		} >"$extra/check-cmd.sh"
-		suite "$name" debian --kernel "$vmlinuz" --module "$ko" --add "$extra"
-	else
-		echo "FAIL debian: no kernel image or no module for $krel"
-		failed=$((failed + 1))
-		summaries+=("$name: not run")
-	fi
+		cp "$build/guest/check-cmd.sh" "$extra/check-cmd.sh"
+		if [ "$frel" = "$krel" ]; then
+			# The very module DKMS installed in the root, loaded into its kernel.
+			cp -a "$dkms_dir" "$extra/dkms"
+			install -m 0755 "$top/tools/testing/dkms_module_test.sh" "$extra/bin/dkms_module_test"
+			echo "rue-run dkms_module_test dkms_module_test" >>"$extra/check-cmd.sh"
+		fi
+		suite "Debian $frel" "debian-$flavour" --kernel "$vmlinuz" --module "$ko" --add "$extra"
+	done
 	;;
 esac
 
