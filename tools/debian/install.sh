@@ -10,7 +10,8 @@
 # Usage: install.sh [--kernel KERNELRELEASE] [--no-load]
 #        install.sh --remove | --purge
 #   --kernel   build for that installed kernel instead of the running one
-#   --no-load  install only; do not load the module now
+#   --no-load  install only; do not load the module now (it is loaded now
+#              only into the running kernel)
 #   --remove   unload, uninstall from DKMS, remove the boot entry
 #   --purge    the same, and delete the prepared kernel trees as well
 set -euo pipefail
@@ -30,7 +31,7 @@ log() { printf 'install: %s\n' "$*"; }
 
 while [ $# -gt 0 ]; do
 	case "$1" in
-	--kernel) krel=$2; load=0; shift 2 ;;
+	--kernel) krel=$2; shift 2 ;;
 	--no-load) load=0; shift ;;
 	--remove) action=remove; shift ;;
 	--purge) action=purge; shift ;;
@@ -97,7 +98,7 @@ printf '# rust-user-events: the user_events tracing ABI (installed by make insta
 	"$module" >"$boot_conf"
 log "$boot_conf loads $module at every boot"
 
-if [ "$load" -eq 1 ]; then
+if [ "$load" -eq 1 ] && [ "$krel" = "$(uname -r)" ]; then
 	if ! modprobe "$module"; then
 		lockdown=$(cat /sys/kernel/security/lockdown 2>/dev/null || true)
 		case "$lockdown" in
