@@ -5,10 +5,12 @@
 # module. `make demo` and `make check` do all setup on a fresh machine.
 
 TOOLS := $(CURDIR)/tools
-# LLVM= for a clang-built KDIR (the test kernel: -19); a GCC-built one (Debian's,
-# prepared by tools/debian) needs none. Read from KDIR's .config in recipes.
+# The compiler KDIR was built with, read from its .config in recipes: LLVM= for
+# a clang-built tree (the test kernel: -19); for a GCC-built one (Debian's,
+# prepared by tools/debian) the gcc it names, e.g. x86_64-linux-gnu-gcc-14.
 LLVM ?= -19
-llvm = $$(grep -qx CONFIG_CC_IS_CLANG=y "$$k/.config" && echo LLVM=$(LLVM))
+llvm = $$(if grep -qx CONFIG_CC_IS_CLANG=y "$$k/.config"; then echo LLVM=$(LLVM); else \
+	sed -n 's/^CONFIG_CC_VERSION_TEXT="\(\([^ ]*-linux-gnu-\)\{0,1\}[^ ]*\) .*/CC=\1 CROSS_COMPILE=\2/p' "$$k/.config"; fi)
 
 # The kernel tree to build against. Unless KDIR is given, the cached test
 # kernel: tools/kernel/build.sh builds it if needed and prints its path. It is

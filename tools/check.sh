@@ -16,6 +16,13 @@
 set -uo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)
+kernels=${RUE_CHECK_KERNELS:-test debian}
+for k in $kernels; do
+	case "$k" in
+	test | debian) ;;
+	*) echo "check: RUE_CHECK_KERNELS: unknown kernel '$k' (test, debian)" >&2; exit 2 ;;
+	esac
+done
 kdir=$1
 build="$top/build/check"
 rm -rf "$build"
@@ -83,7 +90,6 @@ suite() {
 	summaries+=("$name: $p passed, $f failed, $i skipped")
 }
 
-kernels=${RUE_CHECK_KERNELS:-test debian}
 case " $kernels " in
 *" test "*)
 	suite "test kernel ($(basename "$kdir"))" test --kdir "$kdir" --module "$top/rust_user_events.ko"

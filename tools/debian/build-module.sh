@@ -17,5 +17,6 @@ dir=${2:-$PWD}
 # rustup or ~/.cargo toolchain that root's PATH may carry.
 export PATH=/usr/bin:/bin:/usr/sbin:/sbin:$PATH
 kdir=$(bash "$here/prepare-kernel.sh" "$krel")
-mapfile -t make_vars < <(bash "$here/toolchain-check.sh" "$kdir/.config")
+vars=$(bash "$here/toolchain-check.sh" "$kdir/.config")
+mapfile -t make_vars <<<"$vars"
 make -C "$kdir" M="$dir" "${make_vars[@]}" modules

@@ -72,15 +72,24 @@ case "$ko" in
 *) cp "$ko" "$out/rust_user_events.ko" ;;
 esac
 
-# DKMS itself refuses a kernel whose config has user_events built in.
-fake=9.9.9-rue-fake
-mkdir -p "/usr/lib/modules/$fake/build"
-sed 's/^# CONFIG_USER_EVENTS is not set/CONFIG_USER_EVENTS=y/' "$config" >"/usr/lib/modules/$fake/build/.config"
-dkms build -m "$name" -v "$version" -k "$fake" >"$tmp/fake.log" 2>&1
-rc=$?
-rm -rf "/usr/lib/modules/$fake"
-[ "$rc" -eq 77 ] && grep -q BUILD_EXCLUSIVE "$tmp/fake.log"
-result $? "DKMS skips a kernel with user_events built in (BUILD_EXCLUSIVE_CONFIG)" "exit $rc"
+# dkms_build RELEASE SED: runs `dkms build` for a made-up kernel RELEASE whose
+# .config is the real one edited by SED; prints DKMS's exit status.
+dkms_build() {
+	mkdir -p "/usr/lib/modules/$1/build/include"
+	sed -e "$2" "$config" >"/usr/lib/modules/$1/build/.config"
+	dkms build -m "$name" -v "$version" -k "$1" >"$tmp/dkms-$1.log" 2>&1
+	echo $?
+	rm -rf "/usr/lib/modules/$1" "/var/lib/dkms/$name/$version/$1"
+}
+rc=$(dkms_build 7.3.99-rue-fake 's/^# CONFIG_USER_EVENTS is not set/CONFIG_USER_EVENTS=y/')
+[ "$rc" -eq 77 ]
+result $? "DKMS skips a 7.3 kernel with user_events built in (BUILD_EXCLUSIVE_CONFIG)" "exit $rc"
+rc=$(dkms_build 7.3.98-rue-fake '')
+[ "$rc" -ne 77 ] && [ "$rc" -ne 0 ] && grep -q 'no headers for kernel 7.3.98-rue-fake' "/var/lib/dkms/$name/$version/build/make.log"
+result $? "DKMS tries a 7.3 kernel without user_events, and the build says its headers are missing" "exit $rc"
+rc=$(dkms_build 7.4.0-rue-fake '')
+[ "$rc" -eq 77 ]
+result $? "DKMS skips a kernel of another series (BUILD_EXCLUSIVE_KERNEL)" "exit $rc"
 
 bash "$here/install.sh" --remove >"$tmp/remove.log" 2>&1
 rc=$?

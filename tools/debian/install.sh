@@ -71,6 +71,12 @@ bash "$here/toolchain-check.sh" --kernel-only "$config"
 log "installing the build dependencies of $krel"
 apt_install "linux-headers-$krel" ||
 	fail "cannot install linux-headers-$krel; enable the suite the kernel came from (e.g. trixie-backports)"
+# A machine that follows its flavour's kernels (linux-image-amd64) gets their
+# headers too, or DKMS could not rebuild for the next kernel.
+flavour=${krel#*+*-}
+if dpkg-query -W -f='${Status}' "linux-image-$flavour" 2>/dev/null | grep -q 'ok installed'; then
+	apt_install "linux-headers-$flavour=$(dpkg-query -W -f='${Version}' "linux-image-$flavour")"
+fi
 kversion=$(dpkg-query -W -f='${Version}' "linux-headers-$krel")
 series=$(echo "$krel" | sed -n 's/^\([0-9]*\.[0-9]*\).*/\1/p')
 cc=$(sed -n 's/^CONFIG_CC_VERSION_TEXT="\([^ ]*\) .*/\1/p' "$config")
@@ -99,6 +105,10 @@ printf '# rust-user-events: the user_events tracing ABI (installed by make insta
 log "$boot_conf loads $module at every boot"
 
 if [ "$load" -eq 1 ] && [ "$krel" = "$(uname -r)" ]; then
+	# A module loaded before (an earlier install) gives way to the new one.
+	if grep -q "^$module " /proc/modules; then
+		modprobe -r "$module" || fail "cannot unload the $module already loaded (in use?); close its users and try again"
+	fi
 	if ! modprobe "$module"; then
 		lockdown=$(cat /sys/kernel/security/lockdown 2>/dev/null || true)
 		case "$lockdown" in

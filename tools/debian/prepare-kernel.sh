@@ -43,14 +43,18 @@ hdr_version=$(pkg_version "linux-headers-$krel")
 	fail "$source_pkg is version ${src_version:-(not installed)}, the kernel $krel is $hdr_version." \
 		"Install the matching source: apt install $source_pkg=$hdr_version"
 
-mapfile -t make_vars < <(bash "$here/toolchain-check.sh" "$headers/.config")
+vars=$(bash "$here/toolchain-check.sh" "$headers/.config")
+mapfile -t make_vars <<<"$vars"
+cc=${make_vars[0]#CC=}
 
 # Keyed by what the tree is made from (format 1: the steps below).
 key=$({
 	echo "1 $src_version ${make_vars[*]}"
 	cat "$headers/.config" "$headers/Module.symvers"
+	"$cc" --version
 	rustc --version
 	bindgen --version
+	pahole --version 2>/dev/null || true
 } | sha256sum | cut -c1-16)
 dir="$cache/$krel-$key"
 kdir="$dir/build"
@@ -87,5 +91,14 @@ cp "$headers/Module.symvers" "$kdir/Module.symvers"
 	fail "the prepared tree's release is $(cat "$kdir/include/config/kernel.release"), expected $krel"
 
 touch "$dir/.rue-complete"
+# Only the newest tree per kernel is used, and only installed kernels need one.
+for old in "$cache"/*/; do
+	old=${old%/}
+	release=$(basename "$old")
+	release=${release%-*}
+	if [ "$old" != "$dir" ] && { [ "$release" = "$krel" ] || [ ! -d "/usr/lib/modules/$release" ]; }; then
+		rm -rf "$old"
+	fi
+done
 log "ready: $kdir"
 echo "$kdir"

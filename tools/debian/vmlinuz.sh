@@ -21,7 +21,7 @@ image="$dir/usr/lib/modules/$krel/vmlinuz"
 if [ ! -f "$image" ]; then
 	tmp=$(mktemp -d)
 	trap 'rm -rf "$tmp"' EXIT
-	(cd "$tmp" && bash "$here/chroot.sh" sh -c "cd /tmp && apt-get download -q $pkg >&2 && cat /tmp/${pkg}_*.deb && rm -f /tmp/${pkg}_*.deb" >"$tmp/pkg.deb")
+	(cd "$tmp" && bash "$here/chroot.sh" sh -c "apt-get update -qq && cd /tmp && apt-get download -q $pkg >&2 && cat /tmp/${pkg}_*.deb && rm -f /tmp/${pkg}_*.deb" >"$tmp/pkg.deb")
 	rm -rf "$dir"
 	mkdir -p "$dir"
 	dpkg-deb -x "$tmp/pkg.deb" "$dir"
