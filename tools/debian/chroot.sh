@@ -8,7 +8,8 @@
 # module there for Debian's kernels, and tests the install (DKMS) there.
 #
 # The root lives in $RUE_CACHE/debian, keyed by the packages it holds, so it
-# is made once. Commands run in it with a clean environment.
+# is made once per kernel upload (kernels.conf); older roots are deleted.
+# Commands run in it with a clean environment.
 #
 # Usage: chroot.sh --print-root     build if needed, print the root's path
 #        chroot.sh [--] CMD...      build if needed, run CMD inside it as root,
@@ -33,10 +34,11 @@ packages=(
 	dkms
 )
 for flavour in "${DEBIAN_FLAVOURS[@]}"; do
-	packages+=("linux-headers-$DEBIAN_ABI-$flavour/$DEBIAN_SUITE")
+	packages+=("linux-headers-$DEBIAN_ABI-$flavour=$DEBIAN_VERSION")
 done
-packages+=("linux-source-${DEBIAN_ABI%.*}/$DEBIAN_SUITE")
-# The root is keyed by what goes into it (format 1: debootstrap minbase).
+packages+=("linux-source-$DEBIAN_SERIES=$DEBIAN_VERSION")
+# The root is keyed by what goes into it (format 1: debootstrap minbase), so a
+# new kernel upload in the suite makes a new root.
 key=$(echo "1 $mirror ${packages[*]}" | sha256sum | cut -c1-16)
 root="$cache/debian/trixie-$key"
 
@@ -65,6 +67,9 @@ make_root() {
 	in_root "$tmp" apt-get clean
 	touch "$tmp/.rue-complete"
 	mv "$tmp" "$root"
+	for old in "$cache"/debian/trixie-*/; do
+		[ "${old%/}" = "$root" ] || rm -rf "${old%/}"
+	done
 }
 
 # in_root ROOT CMD...: CMD inside ROOT, in a private mount namespace.

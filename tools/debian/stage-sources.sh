@@ -16,5 +16,5 @@ cd "$top"
 {
 	printf '%s\n' Kbuild dkms.conf
 	find include src -type f \( -name '*.rs' -o -name '*.c' -o -name '*.h' \) ! -name bindings_generated.rs
-	printf 'tools/debian/%s\n' kernels.conf toolchain-check.sh prepare-kernel.sh build-module.sh
+	printf 'tools/debian/%s\n' toolchain-check.sh prepare-kernel.sh build-module.sh
 } | sort | cpio -pdm --quiet "$dest"

@@ -3,8 +3,8 @@
 #
 # Debian's own kernel image, unmodified, for the test VM: downloads
 # linux-binary-$DEBIAN_ABI-FLAVOUR (the package holding
-# /usr/lib/modules/<release>/vmlinuz) once into $RUE_CACHE/debian and prints
-# the image's path.
+# /usr/lib/modules/<release>/vmlinuz) of the version kernels.conf resolves,
+# once, into $RUE_CACHE/debian and prints the image's path.
 #
 # Usage: vmlinuz.sh FLAVOUR
 set -euo pipefail
@@ -15,16 +15,16 @@ here=$(cd "$(dirname "$0")" && pwd)
 cache=${RUE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/rust-user-events}
 krel="$DEBIAN_ABI-$1"
 pkg="linux-binary-$krel"
-dir="$cache/debian/$pkg"
+dir="$cache/debian/$pkg-$DEBIAN_VERSION"
 image="$dir/usr/lib/modules/$krel/vmlinuz"
 
 if [ ! -f "$image" ]; then
 	tmp=$(mktemp -d)
 	trap 'rm -rf "$tmp"' EXIT
-	(cd "$tmp" && bash "$here/chroot.sh" sh -c "apt-get update -qq && cd /tmp && apt-get download -q $pkg >&2 && cat /tmp/${pkg}_*.deb && rm -f /tmp/${pkg}_*.deb" >"$tmp/pkg.deb")
-	rm -rf "$dir"
+	(cd "$tmp" && apt-get download -q -o APT::Sandbox::User=root "$pkg=$DEBIAN_VERSION" >&2)
+	rm -rf "$cache/debian/$pkg"-*
 	mkdir -p "$dir"
-	dpkg-deb -x "$tmp/pkg.deb" "$dir"
+	dpkg-deb -x "$tmp/${pkg}_"*.deb "$dir"
 	[ -f "$image" ] || { echo "vmlinuz: $pkg has no $image" >&2; exit 1; }
 fi
 echo "$image"
