@@ -12,6 +12,7 @@ use crate::{
     scope, write,
 };
 use core::{
+    mem::offset_of,
     ptr::{null_mut, NonNull},
     sync::atomic::{AtomicPtr, Ordering},
 };
@@ -20,6 +21,7 @@ use kernel::{
     iov::IovIterSource,
     prelude::*,
     sync::{rcu, Arc},
+    types::Opaque,
     uaccess::{UserPtr, UserSlice},
 };
 
@@ -35,6 +37,44 @@ const REG_FLAGS_VALID: u16 = 0x3;
 /// The events a file registered, by write index; each holds a reference.
 struct Refs {
     events: KVec<NonNull<UserEvent>>,
+    /// Frees a replaced array after a grace period ([`Refs::free_after_grace_period`]).
+    rcu: Opaque<bindings::callback_head>,
+}
+
+impl Refs {
+    /// Frees `refs` once no RCU reader can see it any more, without waiting for that.
+    ///
+    /// A REG that grows the array runs under `reg_mutex`; waiting for a grace period there
+    /// (upstream's `synchronize_rcu()`) would stall every REG, DEL and UNREG system-wide. The
+    /// module's exit waits for pending frees ([`RcuBarrier`]).
+    ///
+    /// # Safety
+    ///
+    /// `refs` came from `KBox::into_raw`, is no longer published, and is freed nowhere else.
+    unsafe fn free_after_grace_period(refs: *mut Refs) {
+        /// # Safety
+        ///
+        /// Called by RCU with the `rcu` field of a `Refs` passed to `call_rcu` below.
+        unsafe extern "C" fn free(head: *mut bindings::callback_head) {
+            // SAFETY: `head` is the `rcu` field of a leaked `KBox<Refs>` (see above); the grace
+            // period has passed, so no reader holds the array.
+            drop(unsafe { KBox::from_raw(head.byte_sub(offset_of!(Refs, rcu)).cast::<Refs>()) });
+        }
+        // SAFETY: By the function's safety requirements `refs` is a live, unpublished `Refs`
+        // that only this callback will free; readers that still see it are RCU readers.
+        unsafe { bindings::call_rcu((*refs).rcu.get(), Some(free)) };
+    }
+}
+
+/// Waits at module exit for the index arrays still queued for freeing (`rcu_barrier()`), so no
+/// RCU callback runs after the module's code is gone.
+pub(crate) struct RcuBarrier;
+
+impl Drop for RcuBarrier {
+    fn drop(&mut self) {
+        // SAFETY: Process context (module exit), no lock held.
+        unsafe { bindings::rcu_barrier() };
+    }
 }
 
 /// State of one open `user_events_data` file.
@@ -184,15 +224,20 @@ impl FileInfo {
         let mut events = KVec::with_capacity(old_events.len() + 1, GFP_KERNEL)?;
         events.extend_from_slice(old_events, GFP_KERNEL)?;
         events.push(event, GFP_KERNEL)?;
-        let new = KBox::new(Refs { events }, GFP_KERNEL)?;
+        let new = KBox::new(
+            Refs {
+                events,
+                rcu: Opaque::uninit(),
+            },
+            GFP_KERNEL,
+        )?;
         // SAFETY: The caller holds a reference on `event`.
         unsafe { event.as_ref() }.get();
         self.refs.store(KBox::into_raw(new), Ordering::Release);
         if !old.is_null() {
-            // Writers may still read the old array under RCU.
-            rcu::synchronize_rcu();
-            // SAFETY: `old` came from `KBox::into_raw`, is unpublished and no reader remains.
-            drop(unsafe { KBox::from_raw(old) });
+            // SAFETY: `old` came from `KBox::into_raw` and was just unpublished; writers may
+            // still read it under RCU, so it is freed after a grace period.
+            unsafe { Refs::free_after_grace_period(old) };
         }
         Ok(old_events.len())
     }

@@ -71,6 +71,7 @@ struct RustUserEvents {
     _group: group::GroupHandle,
     _tracefs: tracefs::TracefsPin,
     _symbols: symbols::Symbols,
+    _rcu: file_info::RcuBarrier,
 }
 
 impl kernel::Module for RustUserEvents {
@@ -144,6 +145,7 @@ impl kernel::Module for RustUserEvents {
             _group: group,
             _tracefs: tracefs,
             _symbols: symbols,
+            _rcu: file_info::RcuBarrier,
         })
     }
 }

@@ -17,6 +17,7 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/uio.h>
+#include <time.h>
 #include <unistd.h>
 #include <linux/user_events.h>
 
@@ -382,6 +383,56 @@ TEST_F(ev, user_events_max_limits_creation)
 	ASSERT_EQ(0, write_file(MAX_FILE, old));
 	EXPECT_EQ(0, reg_event(self->fd, "__rue_max u32 a", &self->check, 4, 0, 0, NULL));
 	EXPECT_EQ(0, unreg_event(self->fd, &self->check, 0));
+}
+
+#define GROWTH_EVENTS 200
+
+static double now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+/*
+ * A REG that adds an event to a file's write indexes publishes a new index
+ * array; the old one is freed once no writer can see it. Waiting for that
+ * (an RCU grace period) inside the REG, under the global reg_mutex, would stall
+ * every REG, DEL and UNREG on the system: REGs that grow the array must cost
+ * about what the same REGs cost when they find their event already there, not
+ * a grace period more each.
+ */
+TEST(reg_growing_the_index_array_waits_for_no_grace_period)
+{
+	static __u32 words[3][GROWTH_EVENTS];
+	char name[64];
+	int creator = open(DATA_FILE, O_RDWR);
+	int fd = open(DATA_FILE, O_RDWR);
+	double t0, t1, t2;
+
+	ASSERT_NE(-1, creator);
+	ASSERT_NE(-1, fd);
+	for (int i = 0; i < GROWTH_EVENTS; i++) {
+		snprintf(name, sizeof(name), "__rue_grow%d u32 x", i);
+		ASSERT_EQ(i, rue_reg(creator, name, &words[0][i], 0));
+	}
+	t0 = now_ms();
+	for (int i = 0; i < GROWTH_EVENTS; i++) {
+		snprintf(name, sizeof(name), "__rue_grow%d u32 x", i);
+		ASSERT_EQ(i, rue_reg(fd, name, &words[1][i], 0));
+	}
+	t1 = now_ms();
+	for (int i = 0; i < GROWTH_EVENTS; i++) {
+		snprintf(name, sizeof(name), "__rue_grow%d u32 x", i);
+		ASSERT_EQ(i, rue_reg(fd, name, &words[2][i], 0));
+	}
+	t2 = now_ms();
+	TH_LOG("%d REGs growing the index array: %.1f ms; finding their index: %.1f ms",
+	       GROWTH_EVENTS, t1 - t0, t2 - t1);
+	EXPECT_LT(t1 - t0, 4 * (t2 - t1) + 100);
+	close(fd);
+	close(creator);
 }
 
 TEST_HARNESS_MAIN
