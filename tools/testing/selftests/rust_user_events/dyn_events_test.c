@@ -247,6 +247,106 @@ static void *create_delete_loop(void *arg)
 	return (void *)failures;
 }
 
+#define RACE_ROUNDS 200
+#define RACE_LINE "__rue_race u32 a"
+
+/* Results of one thread racing on the event: races lost as expected, and unexpected ones. */
+struct race_result {
+	long lost;
+	long unexpected;
+	int last_errno;
+};
+
+static void race_note(struct race_result *r, int ret, int ok1, int ok2)
+{
+	if (ret == 0)
+		return;
+	if (ret == ok1 || ret == ok2) {
+		r->lost++;
+		return;
+	}
+	r->unexpected++;
+	r->last_errno = ret;
+}
+
+/* Creates and deletes the shared event through dynamic_events. */
+static void *race_dyn(void *arg)
+{
+	struct race_result *r = arg;
+
+	for (int i = 0; i < RACE_ROUNDS; i++) {
+		race_note(r, dyn_write("u:" RACE_LINE), 0, 0);
+		/* Deleted by the other thread already, or registered by the REG thread. */
+		race_note(r, dyn_write("-:" RACE_LINE), -ENOENT, -EBUSY);
+	}
+	return NULL;
+}
+
+/* Registers and unregisters the same event through user_events_data, a new file each round. */
+static void *race_reg(void *arg)
+{
+	struct race_result *r = arg;
+	__u32 word = 0;
+
+	for (int i = 0; i < RACE_ROUNDS; i++) {
+		int fd = open(DATA_FILE, O_RDWR), ret;
+
+		if (fd < 0) {
+			race_note(r, -errno, 0, 0);
+			continue;
+		}
+		ret = rue_reg(fd, RACE_LINE, &word, 0);
+		race_note(r, ret < 0 ? ret : 0, 0, 0);
+		race_note(r, rue_unreg(fd, &word, 0), 0, 0);
+		close(fd);
+	}
+	return NULL;
+}
+
+/* Reads the files that list the event while it comes and goes. */
+static void *race_read(void *arg)
+{
+	struct race_result *r = arg;
+	char buf[8192];
+
+	for (int i = 0; i < RACE_ROUNDS; i++) {
+		int ret = read_file(DYN_FILE, buf, sizeof(buf));
+
+		race_note(r, ret < 0 ? ret : 0, 0, 0);
+		ret = read_file(TRACEFS "user_events_status", buf, sizeof(buf));
+		race_note(r, ret < 0 ? ret : 0, 0, 0);
+	}
+	return NULL;
+}
+
+/*
+ * Two threads create and delete one event through dynamic_events while a third
+ * registers and unregisters it through user_events_data and a fourth lists it:
+ * every call gets success or the errno its lost race explains, and afterwards the
+ * event can be deleted and is gone.
+ */
+TEST(concurrent_create_delete_and_reg_of_one_event)
+{
+	void *(*fn[4])(void *) = { race_dyn, race_dyn, race_reg, race_read };
+	struct race_result results[4] = { 0 };
+	pthread_t t[4];
+	int ret;
+
+	for (int i = 0; i < 4; i++)
+		ASSERT_EQ(0, pthread_create(&t[i], NULL, fn[i], &results[i]));
+	for (int i = 0; i < 4; i++) {
+		ASSERT_EQ(0, pthread_join(t[i], NULL));
+		EXPECT_EQ(0, results[i].unexpected)
+			TH_LOG("thread %d: last unexpected result %d", i, results[i].last_errno);
+		TH_LOG("thread %d: %ld calls lost a race (ENOENT or EBUSY)", i, results[i].lost);
+	}
+	/* The REG thread's last event may still be on its way out (auto-delete is asynchronous). */
+	ret = dyn_write("-:" RACE_LINE);
+	EXPECT_TRUE(ret == 0 || ret == -ENOENT || ret == -EBUSY) TH_LOG("delete: %d", ret);
+	EXPECT_TRUE(gone_within(TRACEFS "events/user_events/__rue_race", 5000));
+	EXPECT_FALSE(status_has_line("__rue_race"));
+}
+
 TEST(concurrent_create_and_delete)
 {
 	pthread_t t[2];
