@@ -364,6 +364,11 @@ impl UserEvent {
         self.refcnt.inc();
     }
 
+    /// Gives an event whose count reached zero, and whose destroy failed, one reference again.
+    pub(crate) fn revive(&self) {
+        self.refcnt.set(1);
+    }
+
     /// The reference count (`refcount_read`).
     pub(crate) fn refs(&self) -> i32 {
         self.refcnt.as_atomic().load(Relaxed)

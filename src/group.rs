@@ -229,8 +229,11 @@ pub(crate) fn unlink_and_free(ptr: NonNull<UserEvent>, held: &mut Held) -> Resul
 pub(crate) fn destroy_event(ptr: NonNull<UserEvent>, held: &mut Held) {
     if unlink_and_free(ptr, held).is_err() {
         pr_warn!("user_events: Unable to delete event\n");
+        // The count is zero here: set it to one, as upstream's `refcount_set(&user->refcnt, 1)`
+        // (raising it from zero would be a refcount "addition on 0" report). The event stays in
+        // the table for a later delete.
         // SAFETY: Still registered and in the table: `unlink_and_free` failed before freeing.
-        unsafe { ptr.as_ref() }.get();
+        unsafe { ptr.as_ref() }.revive();
     }
 }
 
