@@ -113,4 +113,14 @@ bool rue_queue_work(struct workqueue_struct *wq, struct work_struct *work);
 int rue_wait_fork_copy_killable(bool (*pending)(u64 scope), u64 scope);
 void rue_wake_fork_copy_waiters(void);
 
+/*
+ * class->reg and event->funcs->trace, with their exact C prototypes. kCFI checks
+ * an indirect call against the callee's C type, and a C enum's type differs from
+ * the integer Rust sees for it (enum trace_reg, enum print_line_t), so the
+ * tracing core calls these, which call the Rust implementations directly.
+ */
+int rue_user_event_reg(struct trace_event_call *call, enum trace_reg type, void *data);
+enum print_line_t rue_print_trace(struct trace_iterator *iter, int flags,
+				  struct trace_event *event);
+
 #endif /* RUE_SHIM_H */

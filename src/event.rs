@@ -299,7 +299,7 @@ impl UserEvent {
         // strings they point to live in `ev.strings`, which never changes after `new`.
         unsafe {
             (*tp).name = ev.c_str_at(&ev.tp_name);
-            (*ev.funcs.get()).trace = Some(probes::print_trace);
+            (*ev.funcs.get()).trace = Some(bindings::rue_print_trace);
             (*class).system = if ev.is_multi() {
                 c"user_events_multi".as_char_ptr()
             } else {
@@ -307,7 +307,7 @@ impl UserEvent {
             };
             (*class).probe = probes::ftrace_probe as *mut c_void;
             (*class).perf_probe = probes::perf_probe as *mut c_void;
-            (*class).reg = Some(probes::user_event_reg);
+            (*class).reg = Some(bindings::rue_user_event_reg);
             (*class).fields_array = ev.fields_end.get();
             bindings::INIT_LIST_HEAD(&raw mut (*class).fields);
             (*call).class = class;

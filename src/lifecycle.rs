@@ -130,7 +130,7 @@ unsafe extern "C" fn exec_probe(
     _data: *mut c_void,
     task: *mut bindings::task_struct,
     _old_pid: bindings::pid_t,
-    _bprm: *mut c_void,
+    _bprm: *mut bindings::linux_binprm,
 ) {
     task_gone(task);
 }

@@ -63,10 +63,14 @@ fn update_enable_bit_for(held: &mut Held, event: &UserEvent) {
 /// `class->reg` (upstream `user_event_reg`), called by the tracing core with `event_mutex`
 /// held when ftrace enables or disables the event, and when perf opens or closes it.
 ///
+/// The core calls it through `rue_user_event_reg` (src/shim.c), which has the C prototype kCFI
+/// checks (`enum trace_reg`).
+///
 /// # Safety
 ///
 /// Called by the tracing core with a `call` of a registered [`UserEvent`].
-pub(crate) unsafe extern "C" fn user_event_reg(
+#[no_mangle]
+pub(crate) unsafe extern "C" fn rue_rust_user_event_reg(
     call: *mut bindings::trace_event_call,
     ty: bindings::trace_reg,
     data: *mut c_void,
@@ -128,7 +132,7 @@ pub(crate) unsafe extern "C" fn user_event_reg(
 ///
 /// Called by [`crate::write`] under the tracepoint read lock with preemption disabled, with a
 /// kernel iterator over an already validated payload, and `tpdata` as registered by
-/// [`user_event_reg`] (a `trace_event_file`).
+/// [`rue_rust_user_event_reg`] (a `trace_event_file`).
 pub(crate) unsafe extern "C" fn ftrace_probe(
     _event: *mut UserEvent,
     iter: *mut bindings::iov_iter,
@@ -270,10 +274,14 @@ impl TraceSeq for Seq {
 /// `event.funcs->trace`: the `trace` file's text for one record (upstream
 /// `user_event_print_trace` → `print_event_fields`).
 ///
+/// The core calls it through `rue_print_trace` (src/shim.c), which has the C prototype kCFI
+/// checks (`enum print_line_t`).
+///
 /// # Safety
 ///
 /// Called by the tracing core with an iterator positioned on a record of a user event.
-pub(crate) unsafe extern "C" fn print_trace(
+#[no_mangle]
+pub(crate) unsafe extern "C" fn rue_rust_print_trace(
     iter: *mut bindings::trace_iterator,
     _flags: c_int,
     event: *mut bindings::trace_event,

@@ -258,3 +258,19 @@ void rue_wake_fork_copy_waiters(void)
 {
 	wake_up_all(&rue_fork_copy_waitq);
 }
+
+/* The Rust implementations (src/probes.rs); their enums are plain integers there. */
+int rue_rust_user_event_reg(struct trace_event_call *call, unsigned int type, void *data);
+unsigned int rue_rust_print_trace(struct trace_iterator *iter, int flags,
+				  struct trace_event *event);
+
+int rue_user_event_reg(struct trace_event_call *call, enum trace_reg type, void *data)
+{
+	return rue_rust_user_event_reg(call, type, data);
+}
+
+enum print_line_t rue_print_trace(struct trace_iterator *iter, int flags,
+				  struct trace_event *event)
+{
+	return rue_rust_print_trace(iter, flags, event);
+}

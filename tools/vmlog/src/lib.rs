@@ -50,6 +50,7 @@ const REPORT_PATTERNS: &[&str] = &[
     "rcu_preempt detected stalls",
     "rcu: INFO:",
     "UBSAN:",
+    "CFI failure",
     "refcount_t:",
     "list_add corruption",
     "list_del corruption",

@@ -35,6 +35,7 @@ fn each_report_kind_is_caught() {
         "unreferenced object 0xffff888003a4e000 (size 64):",
         "BUG: sleeping function called from invalid context at kernel/locking/mutex.c:580",
         "Oops: general protection fault, probably for non-canonical address",
+        "CFI failure at exec_probe+0x0/0x20 [rust_user_events] (target: exec_probe; expected type: 0x6d41a2e7)",
     ] {
         let dmesg = format!("RUE-DMESG-BEGIN\n[ 1.0] {line}\nRUE-DMESG-END\nRUE-VM-DONE\n");
         let r = read_log(&log_with("RUE-PROG-BEGIN t\nok 1 a\nRUE-PROG-END t 0\n", &dmesg));
