@@ -45,8 +45,9 @@ impl Refs {
     /// Frees `refs` once no RCU reader can see it any more, without waiting for that.
     ///
     /// A REG that grows the array runs under `reg_mutex`; waiting for a grace period there
-    /// (upstream's `synchronize_rcu()`) would stall every REG, DEL and UNREG system-wide. The
-    /// module's exit waits for pending frees ([`RcuBarrier`]).
+    /// (`synchronize_rcu()`) would stall every REG, DEL and UNREG system-wide. Upstream frees
+    /// with `kfree_rcu()` the same way. The module's exit waits for pending frees
+    /// ([`RcuBarrier`]).
     ///
     /// # Safety
     ///

@@ -54,14 +54,16 @@ pub(crate) fn module_ptr() -> *mut kernel::bindings::module {
     kernel::module::this_module::<LocalModule>().as_ptr()
 }
 
-/// Module state. Fields drop in declaration order: the files go first, so nothing can open
-/// them; then the exit/exec probes are detached and the deferred work drained, and only then
-/// is the shared state freed. No event can exist at this point: each one pins the module.
+/// Module state. Fields drop in declaration order, the reverse of `init`'s: the ways in go
+/// first (the `u:` operations, then `user_events_data`), so nothing new can start; then the
+/// read-only files; then the exit/exec probes are detached and the deferred work drained, and
+/// only then is the shared state freed. No event can exist at this point: each one pins the
+/// module.
 struct RustUserEvents {
+    _dyn: dyn_events::DynEventType,
+    _data: tracefs::RootFile,
     _stats: tracefs::RootFile,
     _status: tracefs::RootFile,
-    _data: tracefs::RootFile,
-    _dyn: dyn_events::DynEventType,
     _sysctl: sysctl::Sysctl,
     _probes: lifecycle::ProcessProbes,
     _wq: deferred::Workqueue,
@@ -99,20 +101,13 @@ impl kernel::Module for RustUserEvents {
         let probes = lifecycle::ProcessProbes::new()?;
         let sysctl = sysctl::Sysctl::new()?;
         let group_arc = group::Group::new()?;
-        let dyn_type = dyn_events::DynEventType::new(&symbols, group_arc.clone());
-        let group = group::GroupHandle::new(group_arc);
+        let group = group::GroupHandle::new(group_arc.clone());
+        // The read-only files first, the ways to create events last: `user_events_data` is the
+        // last step that can fail, and the `u:` operations, which cannot, follow it. So no event
+        // or registration exists when a failed init unwinds.
         // SAFETY: `FOPS` is a promoted constant ('static). `group` is stored in the module next
         // to the file and dropped after it; open files pin the module, so they cannot outlive
         // `group` either.
-        let data = unsafe {
-            tracefs.create_file(
-                c"user_events_data",
-                abi::DATA_FILE_MODE,
-                &data_file::FOPS,
-                group.as_foreign(),
-            )?
-        };
-        // SAFETY: As above.
         let status = unsafe {
             tracefs.create_file(
                 c"user_events_status",
@@ -130,12 +125,23 @@ impl kernel::Module for RustUserEvents {
                 core::ptr::null_mut(),
             )?
         };
+        // SAFETY: As for `status`.
+        let data = unsafe {
+            tracefs.create_file(
+                c"user_events_data",
+                abi::DATA_FILE_MODE,
+                &data_file::FOPS,
+                group.as_foreign(),
+            )?
+        };
+        // Cannot fail.
+        let dyn_type = dyn_events::DynEventType::new(&symbols, group_arc);
         pr_info!("user_events ready\n");
         Ok(Self {
+            _dyn: dyn_type,
+            _data: data,
             _stats: stats,
             _status: status,
-            _data: data,
-            _dyn: dyn_type,
             _sysctl: sysctl,
             _probes: probes,
             _wq: wq,

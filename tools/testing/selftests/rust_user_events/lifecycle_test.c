@@ -340,12 +340,16 @@ TEST(exec_drops_the_enablers)
 		if (own < 0 || reg_event(own, "__rue_lc4 u32 a", &page[0], 0))
 			_exit(2);
 		page[1] = 1;
+		/* Exec only once the parent has seen the event (page[2]). */
+		if (!wait_word(&page[2], 1))
+			_exit(4);
 		execl("/bin/sleep", "sleep", "2", NULL);
 		_exit(3);
 	}
 	/* The child registered: the event exists before its exec. */
 	ASSERT_TRUE(wait_word(&page[1], 1));
 	EXPECT_TRUE(exists(TRACEFS "events/user_events/__rue_lc4/enable"));
+	page[2] = 1;
 	/* After the exec the enabler and its file are gone: the event auto-deletes while the
 	 * exec'd program still runs (sleep 2). */
 	EXPECT_TRUE(gone_within(TRACEFS "events/user_events/__rue_lc4", 1500));
