@@ -98,7 +98,17 @@ esac
 
 case " $kernels " in
 *" debian "*)
-	. "$top/tools/debian/kernels.conf"
+	if ! . "$top/tools/debian/kernels.conf"; then
+		echo "FAIL debian: cannot tell which Debian kernel to test (above)"
+		failed=$((failed + 1))
+		summaries+=("Debian: not run")
+		kernels=test
+	fi
+	;;
+esac
+
+case " $kernels " in
+*" debian "*)
 	krel=$DEBIAN_ABI-$DEBIAN_INSTALL_FLAVOUR
 	echo "== debian: building the module for Debian's kernels"
 	start=$(date +%s)
