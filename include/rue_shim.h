@@ -75,11 +75,6 @@ void rue_revert_creds(const struct cred *old);
 struct mm_struct *rue_current_mm_grab(void);
 /* task->mm (no reference): for comparison only. */
 struct mm_struct *rue_task_mm(struct task_struct *task);
-/* mmdrop(), mmget_not_zero(), mmap_read_lock()/unlock(). */
-void rue_mmdrop(struct mm_struct *mm);
-bool rue_mmget_not_zero(struct mm_struct *mm);
-void rue_mmap_read_lock(struct mm_struct *mm);
-void rue_mmap_read_unlock(struct mm_struct *mm);
 /* set_bit()/clear_bit() of @bit in the long at @offset of a pinned @page (kmap_local). */
 void rue_page_change_bit(struct page *page, unsigned long offset, unsigned int bit, bool set);
 
@@ -101,17 +96,14 @@ void rue_list_del_init(struct list_head *entry);
 /* lockdep_assert_held(): warns (lockdep) if @lock is not held. */
 void rue_lockdep_assert_held(struct mutex *lock);
 
-/* INIT_WORK(), alloc_ordered_workqueue() and queue_work(). */
+/*
+ * INIT_WORK(), alloc_ordered_workqueue(), alloc_workqueue(WQ_UNBOUND) and
+ * queue_work().
+ */
 void rue_init_work(struct work_struct *work, void (*func)(struct work_struct *));
 struct workqueue_struct *rue_alloc_workqueue(const char *name);
+struct workqueue_struct *rue_alloc_unbound_workqueue(const char *name);
 bool rue_queue_work(struct workqueue_struct *wq, struct work_struct *work);
-
-/*
- * wait_event_killable() until !@pending(@scope), and wake_up_all(), on the
- * wait queue of tasks whose fork copy of enablers has not run yet.
- */
-int rue_wait_fork_copy_killable(bool (*pending)(u64 scope), u64 scope);
-void rue_wake_fork_copy_waiters(void);
 
 /*
  * class->reg and event->funcs->trace, with their exact C prototypes. kCFI checks

@@ -1,55 +1,102 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! The module's own workqueue for deferred work (delayed event destroy, process fork, exec and
-//! exit). It is ordered: items run one at a time in queueing order, so a child's enablers are
-//! copied before its exit or exec cleanup runs. Destroying it at unload waits for every queued
-//! and running item, so no work function of this module can run after its code is gone.
+//! The module's own workqueues.
+//!
+//! - **lifecycle** (ordered): fork copies, scope teardowns and delayed event destroys. Items run
+//!   one at a time in queueing order, so a child's enablers are copied before its exit or exec
+//!   teardown runs, and a parent's teardown never overtakes a copy of it. Nothing on it waits
+//!   for user space: it takes `event_mutex` and allocates.
+//! - **faults** (unbound): fault-ins of enable words, which may wait for as long as the page's
+//!   owner makes them (see [`crate::enabler`]). Apart from the lifecycle work, and one work item
+//!   per scope, so a slow fault-in delays only its own process's bits.
+//!
+//! Destroying a workqueue at unload waits for every queued and running item, including items
+//! they queue, so no work function of this module can run after its code is gone. The
+//! lifecycle queue is destroyed first: its items may queue fault-ins, never the reverse.
 
 use crate::bindings;
 use core::ptr::{null_mut, NonNull};
 use core::sync::atomic::{AtomicPtr, Ordering};
-use kernel::prelude::*;
+use kernel::{prelude::*, workqueue::Queue};
 
-static WQ: AtomicPtr<bindings::workqueue_struct> = AtomicPtr::new(null_mut());
+static LIFECYCLE: AtomicPtr<bindings::workqueue_struct> = AtomicPtr::new(null_mut());
+static FAULTS: AtomicPtr<bindings::workqueue_struct> = AtomicPtr::new(null_mut());
 
-/// Owns the workqueue; published for [`queue`] while alive.
-pub(crate) struct Workqueue {
-    wq: NonNull<bindings::workqueue_struct>,
+/// Owns the workqueues; published for [`lifecycle`] and [`faults`] while alive.
+///
+/// # Invariants
+///
+/// Both pointers are live workqueues, owned here and destroyed in `drop`.
+pub(crate) struct Workqueues {
+    lifecycle: NonNull<bindings::workqueue_struct>,
+    faults: NonNull<bindings::workqueue_struct>,
 }
 
 // SAFETY: A workqueue may be used and destroyed from any thread.
-unsafe impl Send for Workqueue {}
+unsafe impl Send for Workqueues {}
 // SAFETY: As above.
-unsafe impl Sync for Workqueue {}
+unsafe impl Sync for Workqueues {}
 
-impl Workqueue {
-    /// Allocates the workqueue.
+impl Workqueues {
+    /// Allocates both workqueues.
     pub(crate) fn new() -> Result<Self> {
         // SAFETY: `name` is a NUL-terminated literal.
-        let wq = NonNull::new(unsafe {
-            bindings::rue_alloc_workqueue(c"rust_user_events".as_char_ptr())
+        let faults = NonNull::new(unsafe {
+            bindings::rue_alloc_unbound_workqueue(c"rust_user_events_faults".as_char_ptr())
         })
         .ok_or(ENOMEM)?;
-        WQ.store(wq.as_ptr(), Ordering::Release);
-        Ok(Self { wq })
+        // SAFETY: As above.
+        let Some(lifecycle) = NonNull::new(unsafe {
+            bindings::rue_alloc_workqueue(c"rust_user_events".as_char_ptr())
+        }) else {
+            // SAFETY: Allocated above and never published.
+            unsafe { bindings::destroy_workqueue(faults.as_ptr()) };
+            return Err(ENOMEM);
+        };
+        FAULTS.store(faults.as_ptr(), Ordering::Release);
+        LIFECYCLE.store(lifecycle.as_ptr(), Ordering::Release);
+        // INVARIANT: Both allocated above.
+        Ok(Self { lifecycle, faults })
     }
 }
 
-impl Drop for Workqueue {
+impl Drop for Workqueues {
     fn drop(&mut self) {
-        // SAFETY: Allocated in `new`; drains every item, including items they queue, first.
-        unsafe { bindings::destroy_workqueue(self.wq.as_ptr()) };
-        WQ.store(null_mut(), Ordering::Release);
+        // SAFETY: Allocated in `new` (type invariants); each destroy drains every item first.
+        // Lifecycle work may queue fault-ins, so it goes first.
+        unsafe {
+            bindings::destroy_workqueue(self.lifecycle.as_ptr());
+            LIFECYCLE.store(null_mut(), Ordering::Release);
+            bindings::destroy_workqueue(self.faults.as_ptr());
+            FAULTS.store(null_mut(), Ordering::Release);
+        }
     }
 }
 
-/// Queues `work`; false if it was already queued or the workqueue is gone.
+/// Borrows a published workqueue; `None` only during module exit, after it drained.
+fn queue(ptr: &AtomicPtr<bindings::workqueue_struct>) -> Option<&'static Queue> {
+    let wq = ptr.load(Ordering::Acquire);
+    // SAFETY: `wq` is live while published (see `Workqueues::drop`).
+    (!wq.is_null()).then(|| unsafe { Queue::from_raw(wq) })
+}
+
+/// The ordered lifecycle workqueue.
+pub(crate) fn lifecycle() -> Option<&'static Queue> {
+    queue(&LIFECYCLE)
+}
+
+/// The unbound fault-in workqueue.
+pub(crate) fn faults() -> Option<&'static Queue> {
+    queue(&FAULTS)
+}
+
+/// Queues a raw `work` on the lifecycle workqueue; false if it was already queued.
 ///
 /// # Safety
 ///
 /// `work` must be initialised and stay valid until its function runs.
-pub(crate) unsafe fn queue(work: *mut bindings::work_struct) -> bool {
-    let wq = WQ.load(Ordering::Acquire);
-    // SAFETY: `wq` is live while non-null (cleared before destruction); `work` per the caller.
+pub(crate) unsafe fn queue_raw(work: *mut bindings::work_struct) -> bool {
+    let wq = LIFECYCLE.load(Ordering::Acquire);
+    // SAFETY: `wq` is live while non-null (cleared after destruction); `work` per the caller.
     !wq.is_null() && unsafe { bindings::rue_queue_work(wq, work) }
 }

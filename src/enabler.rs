@@ -1,62 +1,471 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! Enablers (upstream `struct user_event_enabler`): a bit in a process's memory that the kernel
-//! keeps set while any consumer is attached to an event.
+//! Enablers (upstream `struct user_event_enabler`) and the scopes that own them (upstream
+//! `struct user_event_mm`).
 //!
-//! An enabler belongs to the process (thread group and address space) whose task registered it,
-//! whatever file it used. Its bit is written remotely under `event_mutex`: the page is pinned
-//! without faulting (`FOLL_NOFAULT`) and the word updated with an atomic `set_bit`/`clear_bit`.
-//! If the page is not present or still shared copy-on-write, it is faulted in
-//! (`fixup_user_fault`) **outside** `event_mutex` and the write retried, at most
-//! [`MAX_ATTEMPTS`] times: synchronously for REG and UNREG, on the module's workqueue after a
-//! status change or a fork (upstream's async fault path). A hostile process (unmapped words,
-//! userfaultfd) can therefore never make tracing wait, nor the kernel loop. The address space is
-//! only touched while `mmget_not_zero()` holds it.
+//! # Ownership
+//!
+//! A [`Scope`] is one lineage of tasks sharing an address space (see [`crate::scope`] for who
+//! joins it). It owns its enablers: `Scope::enablers`, keyed by the registered address and bit,
+//! holds the owning reference of each. Each event keeps an index of the enablers that follow it
+//! ([`EventEnablers`], keyed by scope, address and bit), so a status change visits the enablers
+//! of that event only. Every enabler is one separately allocated, memory-accounted object plus
+//! one node in each of the two trees: REG allocates nothing larger, whatever other processes
+//! have. An enabler holds one reference on its event from insertion until it is released; it
+//! holds its scope (and so the scope's `mm_struct`, by an `mmgrab` reference in `ARef<Mm>`).
+//!
+//! An enabler leaves both trees at UNREG, or when its scope is torn down (the last task exited
+//! or exec'd), or when a fork copy fails. It is then released (its event reference dropped)
+//! unless a fork copy of its scope is still pending: such a copy must still see it (below).
+//!
+//! # Fork: the snapshot
+//!
+//! Upstream copies the parent's enablers inside `copy_process()`; a module cannot, so the fork
+//! probe takes a snapshot and work copies it later. Each scope numbers its changes: an enabler
+//! gets `born` when it is inserted and `died` when it is removed, both from the scope's `seq`,
+//! under the scope's spinlock. The fork probe reads `seq` (the snapshot) and counts a pending
+//! copy under the same spinlock. The copy takes exactly the enablers with
+//! `born <= snapshot < died`: those that existed at the fork, not later REGs, and not missing
+//! later UNREGs, because an enabler removed while a copy is pending waits in the scope's
+//! graveyard (holding its event reference) until the last pending copy ran. Copies and scope
+//! teardowns run in order on one ordered workqueue, so a parent's teardown never overtakes a
+//! copy of it. The parent never waits; the child's first REG or UNREG waits for its own copy.
+//!
+//! # Bit writes and fault-ins
+//!
+//! A bit is written under `event_mutex`: the page is pinned without faulting (`FOLL_NOFAULT`)
+//! and the word changed with an atomic `set_bit`/`clear_bit`. If the page is absent or still
+//! shared copy-on-write, REG and UNREG fault it in themselves outside `event_mutex` and retry,
+//! at most [`MAX_ATTEMPTS`] times. A status change or a fork copy instead queues the enabler
+//! on its scope's fault list (at most once: the list tracks membership) and the scope's fault
+//! work on the unbound fault workqueue, apart from the ordered lifecycle work. A scope's
+//! fault-ins run one at a time, so a fault-in that blocks (a page of the process's own FUSE
+//! file, say) holds one worker and that process's own bits only. Like upstream,
+//! `fixup_user_fault` gets no `unlocked` pointer, so it never waits for a userfaultfd handler.
+//!
+//! # Locking
+//!
+//! The trees are under `event_mutex` ([`EventLocked`]); the fork state and the fault list under
+//! the scope's spinlock, taken inside `event_mutex` or inside the task map's spinlock, never
+//! around either. The complete order is in [`crate::event_mutex`].
 
 use crate::{
-    bindings, event::UserEvent, event_mutex::Held, group::STATE, logic::enable, scope::ScopeId,
+    bindings, deferred,
+    event::UserEvent,
+    event_mutex::{EventLocked, Held},
+    logic::enable,
+    stats_file,
 };
 use core::{
-    mem::offset_of,
+    mem::ManuallyDrop,
     ptr::{null_mut, NonNull},
+    sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering::Relaxed},
 };
-use kernel::{prelude::*, types::Opaque};
+use kernel::{
+    list::{AtomicTracker, List, ListArc, ListLinks, TryNewListArc},
+    mm::{Mm, MmWithUser},
+    new_condvar, new_spinlock, new_work,
+    prelude::*,
+    rbtree::{RBTree, RBTreeNodeReservation},
+    sync::aref::ARef,
+    sync::{Arc, CondVar, SpinLock},
+    workqueue::{Work, WorkItem},
+};
 
 /// Upstream gives up faulting in after about ten attempts (`user_event_mm_fault_in`).
 const MAX_ATTEMPTS: u32 = 10;
 
-/// Whose an enabler is: a scope (upstream's `user_event_mm`, see [`crate::scope`]) and the
-/// address space its words live in.
-#[derive(Clone, Copy, PartialEq, Eq)]
-pub(crate) struct Owner {
-    /// The registering task's scope.
-    pub(crate) scope: ScopeId,
-    /// Its `mm_struct`, held with `mmgrab` by each enabler.
-    pub(crate) mm: *mut bindings::mm_struct,
+/// Enablers a teardown removes per hold of `event_mutex`.
+const TEARDOWN_BATCH: usize = 256;
+
+/// A scope id; never reused.
+pub(crate) type ScopeId = u64;
+
+static NEXT_SCOPE_ID: AtomicU64 = AtomicU64::new(1);
+
+/// An enabler's key in its scope: the address and bit as registered (the `EADDRINUSE` and UNREG
+/// match; upstream compares the original address and bit, not the size).
+type WordKey = (u64, u8);
+
+/// An enabler's key in its event's index.
+type EventKey = (ScopeId, u64, u8);
+
+/// The enablers following one event, an index kept by the event (see the module docs).
+pub(crate) type EventEnablers = EventLocked<RBTree<EventKey, Arc<Enabler>>>;
+
+/// Why `died` is this while an enabler is in its scope.
+const ALIVE: u64 = u64::MAX;
+
+/// What the fork probe, fork copies, unregistrations and fault-ins share, under the scope's
+/// spinlock.
+struct ForkState {
+    /// Numbers insertions and removals (`born`, `died`).
+    seq: u64,
+    /// Fork copies of this scope queued and not yet run.
+    forks_pending: u32,
+    /// A forked child's parent and the snapshot of it, until the copy runs.
+    copy_from: Option<(Arc<Scope>, u64)>,
+    /// False while a forked child's copy has not run.
+    copied: bool,
+    /// Enablers waiting for a fault-in.
+    faults: List<Enabler>,
+}
+
+/// The enablers of one lineage of tasks in one address space (upstream `struct user_event_mm`).
+#[pin_data]
+pub(crate) struct Scope {
+    id: ScopeId,
+    /// The address space the enable words live in.
+    mm: ARef<Mm>,
+    /// Tasks in the scope; changed under the task map's lock ([`crate::scope`]).
+    pub(crate) tasks: AtomicU32,
+    /// The enablers, owned here.
+    enablers: EventLocked<RBTree<WordKey, Arc<Enabler>>>,
+    /// Enablers removed while a fork copy was pending, keyed by `(died, 0)`.
+    graveyard: EventLocked<RBTree<WordKey, Arc<Enabler>>>,
+    #[pin]
+    fork: SpinLock<ForkState>,
+    /// Signalled when a forked child's copy ran.
+    #[pin]
+    copy_done: CondVar,
+    #[pin]
+    copy_work: Work<Scope, 1>,
+    #[pin]
+    teardown_work: Work<Scope, 2>,
+    #[pin]
+    fault_work: Work<Scope, 3>,
+}
+
+kernel::impl_has_work! {
+    impl HasWork<Self, 1> for Scope { self.copy_work }
+    impl HasWork<Self, 2> for Scope { self.teardown_work }
+    impl HasWork<Self, 3> for Scope { self.fault_work }
+}
+
+impl Scope {
+    /// A scope for the address space `mm`; a forked child's (`forked`) waits for its copy.
+    /// Allocated with `flags` (the fork probe cannot sleep).
+    pub(crate) fn new(
+        mm: ARef<Mm>,
+        forked: bool,
+        flags: kernel::alloc::Flags,
+    ) -> Result<Arc<Self>> {
+        Arc::pin_init(
+            pin_init!(Self {
+                id: NEXT_SCOPE_ID.fetch_add(1, Relaxed),
+                mm,
+                tasks: AtomicU32::new(0),
+                enablers: EventLocked::new(RBTree::new()),
+                graveyard: EventLocked::new(RBTree::new()),
+                fork <- new_spinlock!(ForkState {
+                    seq: 0,
+                    forks_pending: 0,
+                    copy_from: None,
+                    copied: !forked,
+                    faults: List::new(),
+                }),
+                copy_done <- new_condvar!(),
+                copy_work <- new_work!("Scope::copy_work"),
+                teardown_work <- new_work!("Scope::teardown_work"),
+                fault_work <- new_work!("Scope::fault_work"),
+            }),
+            flags,
+        )
+    }
+
+    /// The fork probe, for a forked child: takes the snapshot of `parent` to copy, counting a
+    /// pending copy in the parent. The copy must then be queued ([`Scope::queue_copy`]).
+    pub(crate) fn set_copy_from(&self, parent: Arc<Scope>) {
+        let snapshot = {
+            let mut fork = parent.fork.lock();
+            fork.forks_pending += 1;
+            fork.seq
+        };
+        self.fork.lock().copy_from = Some((parent, snapshot));
+    }
+
+    /// True if the scope has an enabler at `addr`/`bit` (the `EADDRINUSE` check).
+    pub(crate) fn has(&self, held: &mut Held, addr: u64, bit: u8) -> bool {
+        self.enablers.get(held).get(&(addr, bit)).is_some()
+    }
+
+    /// Waits until a forked child's copy of its parent's enablers ran.
+    ///
+    /// A child that registers or unregisters at once must first see what it inherited. The
+    /// wait is interruptible (`ERESTARTSYS`) and waits for this scope's copy only. Called
+    /// without `reg_mutex` or `event_mutex` held: the copy takes `event_mutex`.
+    pub(crate) fn wait_for_copy(&self) -> Result {
+        let mut fork = self.fork.lock();
+        while !fork.copied {
+            if self.copy_done.wait_interruptible(&mut fork) {
+                return Err(ERESTARTSYS);
+            }
+        }
+        Ok(())
+    }
+
+    /// Queues the copy of the parent's enablers into this forked child.
+    pub(crate) fn queue_copy(self: Arc<Self>) {
+        // A new scope's work cannot be queued already; without the queue (module exit, after
+        // the probes are gone) there is no child to copy for.
+        if let Some(queue) = deferred::lifecycle() {
+            let _ = queue.enqueue::<Arc<Scope>, 1>(self);
+        }
+    }
+
+    /// Queues the teardown of a scope whose last task left.
+    pub(crate) fn queue_teardown(self: Arc<Self>) {
+        // Queued once: no task can join a scope that has none left.
+        if let Some(queue) = deferred::lifecycle() {
+            let _ = queue.enqueue::<Arc<Scope>, 2>(self);
+        }
+    }
+
+    /// The next change number (`born` or `died`), and whether a fork copy is pending.
+    fn next_seq(&self) -> (u64, bool) {
+        let mut fork = self.fork.lock();
+        fork.seq += 1;
+        (fork.seq, fork.forks_pending > 0)
+    }
+
+    /// Removes every enabler and releases it, in batches so that `event_mutex` is not held for
+    /// long (upstream `user_event_mm_destroy`). Linear in the scope's own enablers.
+    fn teardown(&self) {
+        loop {
+            let mut held = Held::lock();
+            for _ in 0..TEARDOWN_BATCH {
+                let Some(cursor) = self.enablers.get(&mut held).cursor_front_mut() else {
+                    release_graveyard(self, &mut held);
+                    drop(held);
+                    // Drop the fault list's references outside the spinlock.
+                    while let Some(e) = self.fork.lock().faults.pop_front() {
+                        drop(e);
+                    }
+                    return;
+                };
+                let (_, node) = cursor.remove_current();
+                let (_, e) = node.to_key_value();
+                e.unindex(&mut held);
+                e.died.store(0, Relaxed);
+                e.release(&mut held);
+            }
+        }
+    }
+}
+
+/// Releases the enablers a scope kept for fork copies that have all run.
+fn release_graveyard(scope: &Scope, held: &mut Held) {
+    let graveyard = core::mem::take(scope.graveyard.get(held));
+    for e in graveyard.values() {
+        e.release(held);
+    }
+}
+
+/// A fork copy (upstream `user_event_mm_dup`), run on the ordered lifecycle workqueue.
+impl WorkItem<1> for Scope {
+    type Pointer = Arc<Scope>;
+
+    fn run(child: Arc<Scope>) {
+        let from = child.fork.lock().copy_from.take();
+        if let Some((parent, snapshot)) = from {
+            if copy(&parent, &child, snapshot).is_err() {
+                // As upstream, a child whose copy fails has no enablers; counted.
+                stats_file::FORK_COPY_FAILED.fetch_add(1, Relaxed);
+                child.teardown();
+            }
+            let mut held = Held::lock();
+            let last = {
+                let mut fork = parent.fork.lock();
+                fork.forks_pending -= 1;
+                fork.forks_pending == 0
+            };
+            if last {
+                release_graveyard(&parent, &mut held);
+            }
+        }
+        child.fork.lock().copied = true;
+        child.copy_done.notify_all();
+    }
+}
+
+/// The teardown of a scope whose last task exited or exec'd.
+impl WorkItem<2> for Scope {
+    type Pointer = Arc<Scope>;
+
+    fn run(scope: Arc<Scope>) {
+        scope.teardown();
+    }
+}
+
+/// A scope's fault-ins, one at a time (upstream `user_event_enabler_fault`).
+impl WorkItem<3> for Scope {
+    type Pointer = Arc<Scope>;
+
+    fn run(scope: Arc<Scope>) {
+        loop {
+            let Some(e) = scope.fork.lock().faults.pop_front() else {
+                return;
+            };
+            let e = e.into_arc();
+            if !e.is_alive() {
+                continue;
+            }
+            let faulted = fault_in(&scope.mm, e.addr);
+            let held = Held::lock();
+            if faulted.is_err() || !e.is_alive() {
+                continue;
+            }
+            let set = e.event().status() != 0;
+            if write_bit(&scope.mm, e.addr, e.bit, set) == Err(EFAULT)
+                && e.attempts.fetch_add(1, Relaxed) + 1 < MAX_ATTEMPTS
+            {
+                // The fault list is drained by this loop; the work stays queued or running.
+                e.queue_fault(false);
+            }
+            drop(held);
+        }
+    }
 }
 
 /// One enabler.
 ///
 /// # Invariants
 ///
-/// `event` holds one reference on a registered event; `mm` holds one `mmgrab` reference.
+/// From its insertion into its scope until [`Enabler::release`], the enabler holds one
+/// reference on `event`; `released` says it was dropped. `died` is [`ALIVE`] exactly while the
+/// enabler is in its scope's and its event's trees.
+#[pin_data]
 pub(crate) struct Enabler {
+    scope: Arc<Scope>,
     event: NonNull<UserEvent>,
-    owner: Owner,
-    /// The address as registered (reported back by UNREG matching).
+    /// The address as registered (the key of UNREG and `EADDRINUSE`).
     addr: u64,
     bit: u8,
+    /// The scope's `seq` at insertion; 0 for an enabler copied at fork.
+    born: AtomicU64,
+    /// The scope's `seq` at removal; [`ALIVE`] before.
+    died: AtomicU64,
+    released: AtomicBool,
+    /// Fault-in attempts since the last status change.
+    attempts: AtomicU32,
+    #[pin]
+    fault_links: ListLinks,
+    #[pin]
+    fault_track: AtomicTracker,
 }
 
-// SAFETY: The pointers are reference-counted kernel objects usable from any thread.
+// SAFETY: `event` is a counted reference to a `Send + Sync` event; the rest is atomic or
+// immutable.
 unsafe impl Send for Enabler {}
+// SAFETY: As above.
+unsafe impl Sync for Enabler {}
+
+kernel::list::impl_list_arc_safe! {
+    impl ListArcSafe<0> for Enabler { tracked_by fault_track: AtomicTracker; }
+}
+kernel::list::impl_list_item! {
+    impl ListItem<0> for Enabler { using ListLinks { self.fault_links }; }
+}
+
+/// The two tree nodes an enabler needs, allocated before `event_mutex` is taken.
+struct Nodes {
+    word: RBTreeNodeReservation<WordKey, Arc<Enabler>>,
+    event: RBTreeNodeReservation<EventKey, Arc<Enabler>>,
+}
+
+impl Nodes {
+    fn new() -> Result<Self> {
+        Ok(Self {
+            word: RBTreeNodeReservation::new(GFP_KERNEL_ACCOUNT)?,
+            event: RBTreeNodeReservation::new(GFP_KERNEL_ACCOUNT)?,
+        })
+    }
+}
 
 impl Enabler {
-    /// The event this enabler follows.
-    pub(crate) fn event(&self) -> &UserEvent {
-        // SAFETY: By the type invariants the enabler holds a reference on the event.
+    /// A new enabler, not yet in any tree (no event reference yet).
+    fn new(scope: &Arc<Scope>, event: NonNull<UserEvent>, addr: u64, bit: u8) -> Result<Arc<Self>> {
+        Arc::pin_init(
+            pin_init!(Self {
+                scope: scope.clone(),
+                event,
+                addr,
+                bit,
+                born: AtomicU64::new(0),
+                died: AtomicU64::new(ALIVE),
+                released: AtomicBool::new(false),
+                attempts: AtomicU32::new(0),
+                fault_links <- ListLinks::new(),
+                fault_track <- AtomicTracker::new(),
+            }),
+            GFP_KERNEL_ACCOUNT,
+        )
+    }
+
+    /// The event. Only called while the enabler holds its reference (alive, or in the
+    /// graveyard, under `event_mutex`).
+    fn event(&self) -> &UserEvent {
+        // SAFETY: Callers only use this while the enabler holds its event reference (type
+        // invariants): its event is registered.
         unsafe { self.event.as_ref() }
     }
+
+    fn is_alive(&self) -> bool {
+        self.died.load(Relaxed) == ALIVE
+    }
+
+    /// Inserts into the scope and the event index, taking the event reference.
+    fn insert(self: Arc<Self>, held: &mut Held, nodes: Nodes, born: u64) {
+        self.born.store(born, Relaxed);
+        self.event().get();
+        let key = (self.scope.id, self.addr, self.bit);
+        self.event()
+            .enablers()
+            .get(held)
+            .insert(nodes.event.into_node(key, self.clone()));
+        let scope = self.scope.clone();
+        let key = (self.addr, self.bit);
+        scope
+            .enablers
+            .get(held)
+            .insert(nodes.word.into_node(key, self));
+    }
+
+    /// Removes the enabler from its event's index.
+    fn unindex(&self, held: &mut Held) {
+        let key = (self.scope.id, self.addr, self.bit);
+        self.event().enablers().get(held).remove(&key);
+    }
+
+    /// Drops the event reference, once.
+    fn release(&self, held: &mut Held) {
+        if !self.released.swap(true, Relaxed) {
+            self.event().put_locked(held);
+        }
+    }
+
+    /// Queues a fault-in of the enabler's word; nothing if one is queued already.
+    fn queue_fault(self: &Arc<Self>, new_status: bool) {
+        if new_status {
+            self.attempts.store(0, Relaxed);
+        }
+        let Ok(item) = ListArc::try_from_arc(self.clone()) else {
+            return;
+        };
+        self.scope.fork.lock().faults.push_back(item);
+        // Already queued or running is fine: the work drains the list.
+        if let Some(queue) = deferred::faults() {
+            let _ = queue.enqueue::<Arc<Scope>, 3>(self.scope.clone());
+        }
+    }
+}
+
+/// Drops an `mmget` reference without running the address space's teardown here
+/// (`mmput_async`): the caller may hold `event_mutex`.
+fn put_async(mm: ARef<MmWithUser>) {
+    let mm = ManuallyDrop::new(mm);
+    // SAFETY: Gives up the `mmget` reference `mm` holds; it is not dropped again.
+    unsafe { bindings::mmput_async(mm.as_raw()) };
 }
 
 /// Sets or clears `bit` of the enable word at `addr` in `mm`, without faulting.
@@ -64,365 +473,203 @@ impl Enabler {
 /// Called under `event_mutex`. Returns `ENOENT` if the address space is gone and `EFAULT` if the
 /// page is not present, not writable or still shared copy-on-write: the caller then faults it in
 /// with [`fault_in`], outside `event_mutex`, and tries again.
-fn write_bit(mm: *mut bindings::mm_struct, addr: u64, bit: u8, set: bool) -> Result {
+fn write_bit(mm: &Mm, addr: u64, bit: u8, set: bool) -> Result {
     let (word, bit) = enable::word_and_bit(addr, bit);
-    // SAFETY: `mm` is kept allocated by the caller's `mmgrab`; `mmget_not_zero` only succeeds
-    // while the address space is alive and then keeps it alive until `mmput_async`.
-    if !unsafe { bindings::rue_mmget_not_zero(mm) } {
-        return Err(ENOENT);
-    }
+    let user = mm.mmget_not_zero().ok_or(ENOENT)?;
     let mut page: *mut bindings::page = null_mut();
-    // SAFETY: `mm` is held by `mmget_not_zero` above; the mmap lock is taken for reading as
-    // `pin_user_pages_remote` requires; one page pointer slot. `FOLL_NOFAULT` never sleeps on
-    // the target's page faults.
-    let pinned = unsafe {
-        bindings::rue_mmap_read_lock(mm);
-        let pinned = bindings::pin_user_pages_remote(
-            mm,
-            word as c_ulong,
-            1,
-            bindings::FOLL_WRITE | bindings::FOLL_NOFAULT,
-            &mut page,
-            null_mut(),
-        );
-        bindings::rue_mmap_read_unlock(mm);
-        pinned
+    let pinned = {
+        let _lock = user.mmap_read_lock();
+        // SAFETY: The address space is held by `mmget` and its mmap lock is held for reading,
+        // as `pin_user_pages_remote` requires; one page pointer slot. `FOLL_NOFAULT` never
+        // sleeps on the target's page faults.
+        unsafe {
+            bindings::pin_user_pages_remote(
+                user.as_raw(),
+                word as c_ulong,
+                1,
+                bindings::FOLL_WRITE | bindings::FOLL_NOFAULT,
+                &mut page,
+                null_mut(),
+            )
+        }
     };
     let result = if pinned == 1 {
         // CAST: the offset within a page fits in `unsigned long`.
         let offset = (word % bindings::PAGE_SIZE as u64) as c_ulong;
         // SAFETY: `page` is pinned for writing and `offset` addresses an aligned long in it.
         unsafe {
-            bindings::rue_page_change_bit(page, offset, bit, set);
+            bindings::rue_page_change_bit(page.cast(), offset, bit, set);
             bindings::unpin_user_pages_dirty_lock(&mut page, 1, true);
         }
         Ok(())
     } else {
         Err(EFAULT)
     };
-    // SAFETY: Taken above; `mmput_async` defers any final teardown out of `event_mutex`.
-    unsafe { bindings::mmput_async(mm) };
+    put_async(user);
     result
 }
 
 /// Faults the enable word at `addr` of `mm` in for writing (upstream `user_event_mm_fault_in`).
 ///
-/// Must not be called with `event_mutex` held: the fault may sleep for as long as the owning
-/// process wants (userfaultfd), and tracing must not wait for it.
-fn fault_in(mm: *mut bindings::mm_struct, addr: u64) -> Result {
+/// Must not be called with `event_mutex` held. As upstream, no `unlocked` pointer is passed, so
+/// the fault cannot wait for a userfaultfd handler.
+fn fault_in(mm: &Mm, addr: u64) -> Result {
     let (word, _) = enable::word_and_bit(addr, 0);
-    // SAFETY: As in `write_bit`.
-    if !unsafe { bindings::rue_mmget_not_zero(mm) } {
-        return Err(ENOENT);
-    }
-    let mut unlocked = false;
-    // SAFETY: `mm` is held; the mmap lock is held for reading around `fixup_user_fault`, which
-    // may drop and retake it (reported in `unlocked`, harmless here).
-    let ret = unsafe {
-        bindings::rue_mmap_read_lock(mm);
-        let ret = bindings::fixup_user_fault(
-            mm,
-            word as c_ulong,
-            bindings::fault_flag_FAULT_FLAG_WRITE | bindings::fault_flag_FAULT_FLAG_REMOTE,
-            &mut unlocked,
-        );
-        bindings::rue_mmap_read_unlock(mm);
-        bindings::mmput_async(mm);
-        ret
+    let user = mm.mmget_not_zero().ok_or(ENOENT)?;
+    let ret = {
+        let _lock = user.mmap_read_lock();
+        // SAFETY: The address space is held by `mmget` and its mmap lock for reading.
+        unsafe {
+            bindings::fixup_user_fault(
+                user.as_raw(),
+                word as c_ulong,
+                bindings::fault_flag_FAULT_FLAG_WRITE | bindings::fault_flag_FAULT_FLAG_REMOTE,
+                null_mut(),
+            )
+        }
     };
+    drop(user);
     kernel::error::to_result(ret).map_err(|_| EFAULT)
 }
 
 /// Writes `bit` with bounded fault-in retries, taking `event_mutex` only around each write
 /// (upstream's registration and UNREG loops). Returns the last write's result.
-fn write_bit_faulting(
-    mm: *mut bindings::mm_struct,
-    addr: u64,
-    mut write: impl FnMut(&mut Held) -> Result,
-) -> Result {
+fn write_bit_faulting(mm: &Mm, addr: u64, mut write: impl FnMut(&mut Held) -> Result) -> Result {
     let mut result = Err(EFAULT);
     for _ in 0..MAX_ATTEMPTS {
         result = write(&mut Held::lock());
-        if result != Err(EFAULT) {
-            break;
-        }
-        if fault_in(mm, addr).is_err() {
+        if result != Err(EFAULT) || fault_in(mm, addr).is_err() {
             break;
         }
     }
     result
-}
-
-/// A deferred fault-in for one enabler (upstream `user_event_enabler_fault`), queued when a
-/// status change finds the page absent.
-struct FaultWork {
-    work: Opaque<bindings::work_struct>,
-    event: NonNull<UserEvent>,
-    owner: Owner,
-    addr: u64,
-    bit: u8,
-    attempt: u32,
-}
-
-/// Queues a fault-in and rewrite of one enabler; takes an event and an mm reference.
-fn queue_fault(
-    held: &mut Held,
-    event: NonNull<UserEvent>,
-    owner: Owner,
-    addr: u64,
-    bit: u8,
-    attempt: u32,
-) {
-    if attempt >= MAX_ATTEMPTS {
-        // Given up until the next status change, as upstream (no loop against a hostile process).
-        return;
-    }
-    let Ok(item) = KBox::new(
-        FaultWork {
-            work: Opaque::zeroed(),
-            event,
-            owner,
-            addr,
-            bit,
-            attempt,
-        },
-        GFP_KERNEL,
-    ) else {
-        return;
-    };
-    // SAFETY: The caller's enabler holds a reference on `event` and on `owner.mm`; the work
-    // takes its own, dropped in `fault_work_fn`.
-    unsafe {
-        event.as_ref().get();
-        bindings::mmgrab(owner.mm);
-    }
-    let item = KBox::into_raw(item);
-    // SAFETY: `item` is owned by the work until `fault_work_fn` frees it.
-    unsafe {
-        bindings::rue_init_work((*item).work.get(), Some(fault_work_fn));
-        if !crate::deferred::queue((*item).work.get()) {
-            let item = KBox::from_raw(item);
-            bindings::rue_mmdrop(item.owner.mm);
-            item.event.as_ref().put_locked(held);
-        }
-    }
-}
-
-/// # Safety
-///
-/// Called by the workqueue with the `work` of a [`FaultWork`] queued by [`queue_fault`].
-unsafe extern "C" fn fault_work_fn(work: *mut bindings::work_struct) {
-    // SAFETY: `work` is the first field's address inside a leaked `KBox<FaultWork>`.
-    let item = unsafe {
-        KBox::from_raw(
-            work.byte_sub(offset_of!(FaultWork, work))
-                .cast::<FaultWork>(),
-        )
-    };
-    let faulted = fault_in(item.owner.mm, item.addr);
-    let mut held = Held::lock();
-    // SAFETY: The work holds a reference on the event.
-    let ev = unsafe { item.event.as_ref() };
-    let still_registered = STATE.get(&mut held).enablers.iter().any(|e| {
-        e.owner == item.owner && e.addr == item.addr && e.bit == item.bit && e.event == item.event
-    });
-    if faulted.is_ok() && still_registered {
-        if write_bit(item.owner.mm, item.addr, item.bit, ev.status() != 0) == Err(EFAULT) {
-            queue_fault(
-                &mut held,
-                item.event,
-                item.owner,
-                item.addr,
-                item.bit,
-                item.attempt + 1,
-            );
-        }
-    }
-    // SAFETY: Drops the references taken by `queue_fault`.
-    unsafe { bindings::rue_mmdrop(item.owner.mm) };
-    ev.put_locked(&mut held);
-}
-
-/// True if `scope` already has an enabler at `addr`/`bit` (the `EADDRINUSE` check; upstream
-/// compares the original address and bit, not the size).
-pub(crate) fn exists(held: &mut Held, scope: ScopeId, addr: u64, bit: u8) -> bool {
-    STATE
-        .get(held)
-        .enablers
-        .iter()
-        .any(|e| e.owner.scope == scope && e.addr == addr && e.bit == bit)
 }
 
 /// Creates the enabler for a registration and writes the event's current state into it,
 /// faulting the word in (outside `event_mutex`) up to ten times (upstream
-/// `user_event_enabler_create`).
+/// `user_event_enabler_create`). The caller holds `reg_mutex` and has checked `EADDRINUSE`.
 ///
 /// Takes a reference on `event` when it succeeds. Fails with `EFAULT` when the word cannot be
 /// written (upstream returns `ENOMEM`, quirk Q1; see Documentation/deviations.md).
-pub(crate) fn create(event: NonNull<UserEvent>, scope: ScopeId, addr: u64, bit: u8) -> Result {
-    // SAFETY: No preconditions; returns current->mm with a reference, or NULL.
-    let mm = unsafe { bindings::rue_current_mm_grab() };
-    if mm.is_null() {
-        return Err(EFAULT);
-    }
-    let owner = Owner { scope, mm };
-    let result = write_bit_faulting(mm, addr, |held| {
-        create_locked(held, event, owner, addr, bit)
-    });
-    // SAFETY: Drops the reference taken by `rue_current_mm_grab` (the enabler took its own).
-    unsafe { bindings::rue_mmdrop(mm) };
-    result
+pub(crate) fn create(scope: &Arc<Scope>, event: NonNull<UserEvent>, addr: u64, bit: u8) -> Result {
+    let enabler = Enabler::new(scope, event, addr, bit)?;
+    let mut nodes = Some(Nodes::new()?);
+    write_bit_faulting(&scope.mm, addr, |held| {
+        let set = enabler.event().status() != 0;
+        write_bit(&scope.mm, addr, bit, set).map_err(|e| if e == ENOENT { EFAULT } else { e })?;
+        if let Some(nodes) = nodes.take() {
+            let (born, _) = scope.next_seq();
+            enabler.clone().insert(held, nodes, born);
+        }
+        Ok(())
+    })
 }
 
-/// One attempt of [`create`] under `event_mutex`.
-fn create_locked(
-    held: &mut Held,
-    event: NonNull<UserEvent>,
-    owner: Owner,
-    addr: u64,
-    bit: u8,
-) -> Result {
-    let mm = owner.mm;
-    // SAFETY: The caller holds a reference on `event`.
-    let ev = unsafe { event.as_ref() };
-    STATE.get(held).enablers.reserve(1, GFP_KERNEL)?;
-    write_bit(mm, addr, bit, ev.status() != 0).map_err(|e| if e == ENOENT { EFAULT } else { e })?;
-    ev.get();
-    // SAFETY: `mm` is current's mm, held by the caller; the enabler keeps its own reference.
-    unsafe { bindings::mmgrab(mm) };
-    // INVARIANT: One event reference and one mm reference were taken above.
-    // PANIC: Capacity was reserved above.
-    STATE
-        .get(held)
-        .enablers
-        .push(
-            Enabler {
-                event,
-                owner,
-                addr,
-                bit,
-            },
-            GFP_KERNEL,
-        )
-        .expect("reserved");
-    Ok(())
+/// `DIAG_IOCSUNREG`: removes the scope's enabler at `addr`/`bit` and clears the bit in its
+/// memory, even while the event is enabled, faulting the word in outside `event_mutex` if
+/// needed. `ENOENT` if there was none (the bit is then left alone).
+pub(crate) fn unregister(scope: &Scope, addr: u64, bit: u8) -> Result {
+    {
+        let mut held = Held::lock();
+        let enablers = scope.enablers.get(&mut held);
+        let e = enablers.get(&(addr, bit)).cloned().ok_or(ENOENT)?;
+        // PANIC: Found just above under the same lock.
+        let node = enablers.remove_node(&(addr, bit)).expect("found");
+        e.unindex(&mut held);
+        let (died, pending) = scope.next_seq();
+        e.died.store(died, Relaxed);
+        if pending {
+            // A pending fork copy must still see it: keep it, and its event reference, until
+            // the copy ran. The removed node is reused, so this allocates nothing.
+            let node = node.into_reservation().into_node((died, 0), e);
+            scope.graveyard.get(&mut held).insert(node);
+        } else {
+            e.release(&mut held);
+        }
+    }
+    write_bit_faulting(&scope.mm, addr, |_held| {
+        write_bit(&scope.mm, addr, bit, false)
+    })
 }
 
 /// Rewrites every enabler of `event` after its consumers changed (`user_event_enabler_update`).
+/// Visits the event's own enablers only.
 pub(crate) fn update_for(held: &mut Held, event: &UserEvent) {
     let set = event.status() != 0;
-    let count = STATE.get(held).enablers.len();
-    for i in 0..count {
-        let Some(e) = STATE.get(held).enablers.get(i) else {
-            break;
-        };
-        if !core::ptr::eq(e.event(), event) {
-            continue;
-        }
-        let (ev_ptr, owner, addr, bit) = (e.event, e.owner, e.addr, e.bit);
-        if write_bit(owner.mm, addr, bit, set) == Err(EFAULT) {
-            queue_fault(held, ev_ptr, owner, addr, bit, 0);
+    for e in event.enablers().get(held).values() {
+        if write_bit(&e.scope.mm, e.addr, e.bit, set) == Err(EFAULT) {
+            e.queue_fault(true);
         }
     }
 }
 
-/// Removes the enablers `remove` selects, dropping their references.
-fn remove_where(held: &mut Held, mut remove: impl FnMut(&Enabler) -> bool) -> usize {
-    let mut removed = 0;
-    let mut i = 0;
+/// The next enabler to copy from `parent` into a child forked at `snapshot`: the first at or
+/// after `from` in `slot` (the live tree or the graveyard) that existed at the fork.
+fn next_to_copy(
+    held: &mut Held,
+    slot: &EventLocked<RBTree<WordKey, Arc<Enabler>>>,
+    from: WordKey,
+    snapshot: u64,
+) -> Option<(WordKey, Arc<Enabler>)> {
+    let mut cursor = slot.get(held).cursor_lower_bound_mut(&from)?;
     loop {
-        let state = STATE.get(held);
-        let Some(e) = state.enablers.get(i) else {
-            break;
-        };
-        if !remove(e) {
-            i += 1;
-            continue;
+        let (key, e) = cursor.current();
+        if e.born.load(Relaxed) <= snapshot && e.died.load(Relaxed) > snapshot {
+            return Some((*key, e.clone()));
         }
-        let Ok(e) = state.enablers.remove(i) else {
-            break;
-        };
-        removed += 1;
-        // SAFETY: Drops the enabler's `mmgrab` reference (type invariants).
-        unsafe { bindings::rue_mmdrop(e.owner.mm) };
-        // SAFETY: The enabler held a reference on the event (type invariants).
-        unsafe { e.event.as_ref() }.put_locked(held);
+        cursor = cursor.move_next()?;
     }
-    removed
 }
 
-/// `DIAG_IOCSUNREG`: removes the enablers of the caller's scope at `addr`/`bit` and clears the
-/// bit in its memory (`owner.mm`), even while the event is enabled, faulting the word in outside
-/// `event_mutex` if needed. `ENOENT` if there was none (the bit is then left alone).
-pub(crate) fn unregister(owner: Owner, addr: u64, bit: u8) -> Result {
-    if owner.mm.is_null() {
-        return Err(ENOENT);
+/// The key right after `key`.
+fn after(key: WordKey) -> WordKey {
+    match key.1.checked_add(1) {
+        Some(bit) => (key.0, bit),
+        None => (key.0.wrapping_add(1), 0),
     }
-    // SAFETY: `owner.mm` is current's mm, alive while current runs; dropped below.
-    unsafe { bindings::mmgrab(owner.mm) };
-    let removed = remove_where(&mut Held::lock(), |e| {
-        e.owner.scope == owner.scope && e.addr == addr && e.bit == bit
-    });
-    let result = if removed == 0 {
-        Err(ENOENT)
-    } else {
-        write_bit_faulting(owner.mm, addr, |_held| {
-            write_bit(owner.mm, addr, bit, false)
-        })
-    };
-    // SAFETY: Taken above.
-    unsafe { bindings::rue_mmdrop(owner.mm) };
-    result
 }
 
-/// Gives a forked child copies of its parent's enablers (upstream `user_event_mm_dup`) and
-/// writes each event's current state into the child's copy of the word.
+/// Copies into `child` the enablers `parent` had at `snapshot` (see the module docs).
 ///
-/// The child's memory already holds the parent's bits as of the fork; writing them again closes
-/// the window between the fork and this deferred copy. Allocation failure leaves the child
-/// without enablers, as upstream.
-pub(crate) fn dup(held: &mut Held, parent: ScopeId, child: Owner) {
-    let count = STATE.get(held).enablers.len();
-    for i in 0..count {
-        let state = STATE.get(held);
-        let Some(e) = state.enablers.get(i) else {
-            break;
-        };
-        if e.owner.scope != parent {
-            continue;
-        }
-        let (event, addr, bit) = (e.event, e.addr, e.bit);
-        if state.enablers.reserve(1, GFP_KERNEL).is_err() {
-            return;
-        }
-        // SAFETY: The parent's enabler holds a reference on `event`.
-        let ev = unsafe { event.as_ref() };
-        ev.get();
-        // SAFETY: The caller keeps `child.mm` allocated (mmgrab) for this call.
-        unsafe { bindings::mmgrab(child.mm) };
-        // INVARIANT: One event and one mm reference were taken above for the copy.
-        // PANIC: Capacity was reserved above.
-        state
-            .enablers
-            .push(
-                Enabler {
-                    event,
-                    owner: child,
-                    addr,
-                    bit,
-                },
-                GFP_KERNEL,
-            )
-            .expect("reserved");
-        // Right after fork the page is still shared copy-on-write: fault it in for the child
-        // asynchronously, as upstream's fault path does on the child's first update.
-        if write_bit(child.mm, addr, bit, ev.status() != 0) == Err(EFAULT) {
-            queue_fault(held, event, child, addr, bit, 0);
+/// `event_mutex` is taken per enabler, and each copy is allocated before it is taken, so a copy
+/// of a large scope neither holds the lock for long nor allocates under it. The parent may
+/// register and unregister meanwhile: what it adds is newer than the snapshot, and what it
+/// removes waits in its graveyard, which this walks second. An enabler removed after this walk
+/// passed it shows up in both; the child's tree keeps the first copy.
+fn copy(parent: &Scope, child: &Arc<Scope>, snapshot: u64) -> Result {
+    // Then the graveyard, keyed by `died`: only those removed after the snapshot.
+    for (slot, start) in [
+        (&parent.enablers, (0, 0)),
+        (&parent.graveyard, (snapshot.saturating_add(1), 0)),
+    ] {
+        let mut from = start;
+        loop {
+            // `event_mutex` is dropped at the end of this statement, before `copy_one`.
+            let next = next_to_copy(&mut Held::lock(), slot, from, snapshot);
+            let Some((key, e)) = next else {
+                break;
+            };
+            copy_one(child, &e)?;
+            from = after(key);
         }
     }
+    Ok(())
 }
 
-/// Drops every enabler of a scope whose last task exited or exec'd.
-pub(crate) fn remove_scope(held: &mut Held, scope: ScopeId) {
-    remove_where(held, |e| e.owner.scope == scope);
+/// Copies one enabler into `child` and writes the event's current state into the child's word.
+fn copy_one(child: &Arc<Scope>, src: &Enabler) -> Result {
+    let e = Enabler::new(child, src.event, src.addr, src.bit)?;
+    let nodes = Nodes::new()?;
+    let mut held = Held::lock();
+    if child.has(&mut held, src.addr, src.bit) {
+        return Ok(());
+    }
+    // `src` holds its event reference: it is alive, or in the graveyard until this copy ran.
+    e.clone().insert(&mut held, nodes, 0);
+    // Right after fork the page is still shared copy-on-write: the fault path breaks it.
+    let set = e.event().status() != 0;
+    if write_bit(&child.mm, e.addr, e.bit, set) == Err(EFAULT) {
+        e.queue_fault(true);
+    }
+    Ok(())
 }

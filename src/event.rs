@@ -15,7 +15,8 @@
 
 use crate::{
     bindings,
-    event_mutex::Held,
+    enabler::EventEnablers,
+    event_mutex::{EventLocked, Held},
     kbuf::KBuf,
     logic::{
         grammar::{self, FieldSpec, Validator},
@@ -26,6 +27,7 @@ use crate::{
 use core::{mem::offset_of, ops::Range, ptr::NonNull};
 use kernel::{
     prelude::*,
+    rbtree::RBTree,
     sync::{atomic::Relaxed, Refcount},
     types::Opaque, //
 };
@@ -75,6 +77,8 @@ pub(crate) struct UserEvent {
     refcnt: Refcount,
     /// `EVENT_STATUS_*` consumers, written under `event_mutex`.
     status: core::sync::atomic::AtomicU8,
+    /// The enablers following this event, an index their scopes own ([`crate::enabler`]).
+    enablers: EventEnablers,
 }
 
 // SAFETY: The C objects are only touched through the tracing core's own locking or under
@@ -161,6 +165,7 @@ impl UserEvent {
             reg_flags,
             refcnt: Refcount::new(1),
             status: core::sync::atomic::AtomicU8::new(0),
+            enablers: EventLocked::new(RBTree::new()),
         };
         let print_fmt = KBuf::c_string(|buf| print_fmt::write_print_fmt(buf, this.field_names()))?;
         let len = print_fmt.len() - 1;
@@ -181,6 +186,11 @@ impl UserEvent {
     fn c_str_at(&self, range: &Range<usize>) -> *const c_char {
         // Every stored range is followed by a NUL in `strings`.
         self.strings[range.start..].as_ptr().cast()
+    }
+
+    /// The enablers following this event.
+    pub(crate) fn enablers(&self) -> &EventEnablers {
+        &self.enablers
     }
 
     /// The registered name (`reg_name`).
@@ -411,7 +421,7 @@ impl UserEvent {
         self.refcnt.set(1);
         // SAFETY: `put_work` was initialised at registration and the event lives until the
         // work destroys it.
-        if !unsafe { crate::deferred::queue(self.put_work.get()) } {
+        if !unsafe { crate::deferred::queue_raw(self.put_work.get()) } {
             pr_warn!("user_events: Unable to queue delayed destroy\n");
         }
     }

@@ -7,7 +7,18 @@
 //! class's `reg()` (ftrace enable, perf open/close) and when it adds or removes event calls, so
 //! using the same lock lets the callbacks touch module state without a second lock.
 //!
-//! Lock order (documented once, here): `Group::reg_mutex` → `event_mutex` → `mmap_lock` (read).
+//! Lock order (documented once, here; every lock the module takes):
+//!
+//! ```text
+//! Group::reg_mutex → event_mutex → mmap_lock (read, of a scope's address space)
+//!                               → Scope::fork (spinlock)
+//! scope::TASKS (spinlock, in the fork/exec/exit probes) → Scope::fork
+//! ```
+//!
+//! The two spinlocks are innermost: nothing sleeps or takes another lock under them. A forked
+//! child's REG/UNREG waits for its fork copy on `Scope::copy_done` before taking `reg_mutex`.
+//! RCU (each file's index array) and the tracepoint read side are only taken on the write path,
+//! which takes no other lock.
 
 use crate::{bindings, symbols::KernelMutexGuard};
 use core::{

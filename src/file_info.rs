@@ -184,11 +184,11 @@ impl FileInfo {
         }
         // Like upstream, this gives the task a scope even if the registration then fails (Q15).
         let scope = scope::current_or_create()?;
-        scope::wait_for_copy(scope)?;
+        scope.wait_for_copy()?;
         // Held from the `EADDRINUSE` check to the enabler's creation, as upstream holds it for
         // the whole ioctl: two threads registering the same word cannot both pass the check.
         let _reg = self.group.reg_mutex.lock();
-        if enabler::exists(&mut Held::lock(), scope, enable_addr, enable_bit) {
+        if scope.has(&mut Held::lock(), enable_addr, enable_bit) {
             return Err(EADDRINUSE);
         }
         let name = strndup_user(name_args)?;
@@ -200,7 +200,7 @@ impl FileInfo {
         // SAFETY: `find_or_create` returned a reference, dropped here (the file holds its own).
         unsafe { event.as_ref() }.put();
         let index = index?;
-        enabler::create(event, scope, enable_addr, enable_bit)?;
+        enabler::create(&scope, event, enable_addr, enable_bit)?;
         // A failure to report the index is ignored, as upstream.
         let _ = UserSlice::new(UserPtr::from_addr(arg + 24), 4)
             .writer()
@@ -263,11 +263,9 @@ impl FileInfo {
         }
         let disable_addr = u64_at(&kunreg, 8);
         let scope = scope::current().ok_or(ENOENT)?;
-        scope::wait_for_copy(scope)?;
+        scope.wait_for_copy()?;
         let _reg = self.group.reg_mutex.lock();
-        // SAFETY: Reading current->mm, which stays valid while current runs this ioctl.
-        let mm = unsafe { bindings::rue_task_mm(bindings::get_current()) };
-        enabler::unregister(enabler::Owner { scope, mm }, disable_addr, disable_bit)
+        enabler::unregister(&scope, disable_addr, disable_bit)
     }
 
     /// `write(2)`/`writev(2)`: `[s32 write_index][payload]` (upstream `user_events_write_core`).

@@ -6,13 +6,12 @@
 //! # Locking
 //!
 //! * [`Group::reg_mutex`] serialises registrations, deletions and unregistrations, as upstream.
-//! * The event table and the enablers live under `event_mutex` ([`crate::event_mutex`]), which
+//! * The event table lives under `event_mutex` ([`crate::event_mutex`]), which
 //!   every writer of the table holds, including the delayed destroy. The status file reads
 //!   under it too (upstream reads under `reg_mutex` only, quirk Q17).
 //! * Order: `reg_mutex` → `event_mutex`.
 
 use crate::{
-    enabler::Enabler,
     event::{UserEvent, REG_MULTI_FORMAT, REG_PERSIST},
     event_mutex::{EventLocked, Held},
     logic::{grammar, jhash, matching, status},
@@ -59,8 +58,6 @@ impl EventPtr {
 pub(crate) struct GroupState {
     /// Events in creation order.
     events: KVec<EventPtr>,
-    /// Every enabler of every process.
-    pub(crate) enablers: KVec<Enabler>,
     /// Next multi-format id; consumed even by failed creations (quirk Q8, kept).
     multi_id: u64,
 }
@@ -68,7 +65,6 @@ pub(crate) struct GroupState {
 /// The group's state; a global because the tracing core's callbacks reach it without context.
 pub(crate) static STATE: EventLocked<GroupState> = EventLocked::new(GroupState {
     events: KVec::new(),
-    enablers: KVec::new(),
     multi_id: 0,
 });
 
@@ -245,7 +241,6 @@ impl Drop for StateOwner {
         let mut held = Held::lock();
         let state = STATE.get(&mut held);
         state.events = KVec::new();
-        state.enablers = KVec::new();
     }
 }
 

@@ -6,104 +6,21 @@
 //! `copy_process()`, `bprm_execve()` and `do_exit()`; on a kernel built without user_events those
 //! hooks are empty. This module attaches probes to the `task_newtask`, `sched_process_exec` and
 //! `sched_process_exit` tracepoints instead, found with the exported
-//! `for_each_kernel_tracepoint()`. Probes run in atomic context, so they only queue work
-//! (allocated with `GFP_NOWAIT`) on the module's ordered workqueue; the work copies or drops
-//! enablers under `event_mutex`.
+//! `for_each_kernel_tracepoint()`. Probes run in atomic context, so they only update the task
+//! map ([`crate::scope`]) and queue work embedded in the scope on the module's ordered
+//! workqueue; the work copies or drops enablers under `event_mutex` ([`crate::enabler`]).
 
-use crate::{
-    bindings, deferred, enabler,
-    event_mutex::Held,
-    scope::{self, ScopeId},
-};
+use crate::{bindings, scope};
 use core::{
-    mem::offset_of,
     ptr::null_mut,
     sync::atomic::{AtomicPtr, Ordering},
 };
-use kernel::{prelude::*, types::Opaque};
+use kernel::prelude::*;
 
-/// What to do.
-#[derive(Clone, Copy)]
-enum Cleanup {
-    /// The last task of a scope exited or exec'd: drop the scope's enablers.
-    ScopeGone(ScopeId),
-    /// A task with scope `parent` forked a child (own memory, scope `child`): copy the
-    /// enablers. The child's `mm` is held with `mmgrab` until the work ran.
-    Fork {
-        parent: ScopeId,
-        child: ScopeId,
-        mm: *mut bindings::mm_struct,
-    },
-}
-
-/// A deferred piece of lifecycle work.
-struct CleanupWork {
-    work: Opaque<bindings::work_struct>,
-    kind: Cleanup,
-}
-
-/// Queues `kind`; called from tracepoint probes (atomic context). On failure a fork's child
-/// simply gets no enablers, as when upstream's copy fails, and a gone scope's enablers stay
-/// until UNREG.
-fn queue(kind: Cleanup) {
-    let Ok(item) = KBox::new(
-        CleanupWork {
-            work: Opaque::zeroed(),
-            kind,
-        },
-        GFP_NOWAIT,
-    ) else {
-        if let Cleanup::Fork { child, mm, .. } = kind {
-            scope::copy_done(child);
-            // SAFETY: Taken by the fork probe for this work.
-            unsafe { bindings::rue_mmdrop(mm) };
-        }
-        return;
-    };
-    let item = KBox::into_raw(item);
-    // SAFETY: `item` is a fresh allocation owned by the work until `cleanup_fn` frees it.
-    unsafe {
-        bindings::rue_init_work((*item).work.get(), Some(cleanup_fn));
-        if !deferred::queue((*item).work.get()) {
-            let item = KBox::from_raw(item);
-            if let Cleanup::Fork { child, mm, .. } = item.kind {
-                scope::copy_done(child);
-                bindings::rue_mmdrop(mm);
-            }
-        }
-    }
-}
-
-/// # Safety
-///
-/// Called by the workqueue with the `work` of a [`CleanupWork`] queued by [`queue`].
-unsafe extern "C" fn cleanup_fn(work: *mut bindings::work_struct) {
-    // SAFETY: `work` is the first field's address inside a leaked `KBox<CleanupWork>`.
-    let item = unsafe {
-        KBox::from_raw(
-            work.byte_sub(offset_of!(CleanupWork, work))
-                .cast::<CleanupWork>(),
-        )
-    };
-    let mut held = Held::lock();
-    match item.kind {
-        Cleanup::ScopeGone(scope) => enabler::remove_scope(&mut held, scope),
-        Cleanup::Fork { parent, child, mm } => {
-            enabler::dup(&mut held, parent, enabler::Owner { scope: child, mm });
-            scope::copy_done(child);
-            // SAFETY: Taken by the fork probe; the copies hold their own references.
-            unsafe { bindings::rue_mmdrop(mm) };
-        }
-    }
-}
-
-/// A task leaves its scope (exec or exit): the last one out queues the scope's cleanup.
+/// A task leaves its scope (exec or exit).
 fn task_gone(task: *mut bindings::task_struct) {
-    if !scope::any() {
-        return;
-    }
-    if let Some(scope) = scope::on_task_gone(task) {
-        queue(Cleanup::ScopeGone(scope));
+    if scope::any() {
+        scope::on_task_gone(task);
     }
 }
 
@@ -149,22 +66,11 @@ unsafe extern "C" fn newtask_probe(
     task: *mut bindings::task_struct,
     clone_flags: u64,
 ) {
-    if !scope::any() {
-        return;
+    if scope::any() {
+        // Threads, vfork and posix_spawn children join the parent's scope; other children get
+        // a snapshot of it.
+        scope::on_newtask(task, clone_flags & CLONE_VM != 0);
     }
-    // Threads, vfork and posix_spawn children join the parent's scope inside `on_newtask`.
-    let Some((parent, child)) = scope::on_newtask(task, clone_flags & CLONE_VM != 0) else {
-        return;
-    };
-    // SAFETY: `task` is the new child; its mm is set up by now (`copy_mm` ran).
-    let mm = unsafe { bindings::rue_task_mm(task) };
-    if mm.is_null() {
-        scope::copy_done(child);
-        return;
-    }
-    // SAFETY: The child's address space is alive during `copy_process`; dropped by the work.
-    unsafe { bindings::mmgrab(mm) };
-    queue(Cleanup::Fork { parent, child, mm });
 }
 
 /// Callback state of [`find_tracepoint`].

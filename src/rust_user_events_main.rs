@@ -66,7 +66,7 @@ struct RustUserEvents {
     _status: tracefs::RootFile,
     _sysctl: sysctl::Sysctl,
     _probes: lifecycle::ProcessProbes,
-    _wq: deferred::Workqueue,
+    _wq: deferred::Workqueues,
     _state: group::StateOwner,
     _scopes: scope::TableOwner,
     _bounce: write::BounceBuffers,
@@ -97,7 +97,7 @@ impl kernel::Module for RustUserEvents {
         let state = group::StateOwner;
         scope::init();
         let scopes = scope::TableOwner;
-        let wq = deferred::Workqueue::new()?;
+        let wq = deferred::Workqueues::new()?;
         let probes = lifecycle::ProcessProbes::new()?;
         let sysctl = sysctl::Sysctl::new()?;
         let group_arc = group::Group::new()?;

@@ -161,26 +161,6 @@ struct mm_struct *rue_task_mm(struct task_struct *task)
 	return READ_ONCE(task->mm);
 }
 
-void rue_mmdrop(struct mm_struct *mm)
-{
-	mmdrop(mm);
-}
-
-bool rue_mmget_not_zero(struct mm_struct *mm)
-{
-	return mmget_not_zero(mm);
-}
-
-void rue_mmap_read_lock(struct mm_struct *mm)
-{
-	mmap_read_lock(mm);
-}
-
-void rue_mmap_read_unlock(struct mm_struct *mm)
-{
-	mmap_read_unlock(mm);
-}
-
 void rue_page_change_bit(struct page *page, unsigned long offset, unsigned int bit, bool set)
 {
 	unsigned long *word = kmap_local_page(page) + offset;
@@ -242,21 +222,14 @@ struct workqueue_struct *rue_alloc_workqueue(const char *name)
 	return alloc_ordered_workqueue("%s", 0, name);
 }
 
+struct workqueue_struct *rue_alloc_unbound_workqueue(const char *name)
+{
+	return alloc_workqueue("%s", WQ_UNBOUND, 0, name);
+}
+
 bool rue_queue_work(struct workqueue_struct *wq, struct work_struct *work)
 {
 	return queue_work(wq, work);
-}
-
-static DECLARE_WAIT_QUEUE_HEAD(rue_fork_copy_waitq);
-
-int rue_wait_fork_copy_killable(bool (*pending)(u64 scope), u64 scope)
-{
-	return wait_event_killable(rue_fork_copy_waitq, !pending(scope));
-}
-
-void rue_wake_fork_copy_waiters(void)
-{
-	wake_up_all(&rue_fork_copy_waitq);
 }
 
 /* The Rust implementations (src/probes.rs); their enums are plain integers there. */

@@ -5,14 +5,21 @@
 
 use crate::{
     bindings,
-    logic::stats::write_stats,
+    logic::stats::{write_stats, Stats},
     seq::{self, SeqWriter},
     write,
 };
+use core::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use kernel::{
     prelude::*,
     seq_file::SeqFile, //
 };
+
+/// Fork copies that failed (`fork_copy_failed`).
+pub(crate) static FORK_COPY_FAILED: AtomicU64 = AtomicU64::new(0);
+
+/// Tasks the fork probe could not enter in the task map (`scope_join_failed`).
+pub(crate) static SCOPE_JOIN_FAILED: AtomicU64 = AtomicU64::new(0);
 
 /// # Safety
 ///
@@ -21,7 +28,12 @@ unsafe extern "C" fn show(m: *mut bindings::seq_file, _v: *mut c_void) -> c_int 
     // SAFETY: `seq_read` passes a valid seq_file for the duration of the call.
     let seq = unsafe { SeqFile::from_raw(m) };
     // seq_file detects overflow itself and retries with a larger buffer.
-    let _ = write_stats(&mut SeqWriter(seq), &write::stats());
+    let stats = Stats {
+        fork_copy_failed: FORK_COPY_FAILED.load(Relaxed),
+        scope_join_failed: SCOPE_JOIN_FAILED.load(Relaxed),
+        ..write::stats()
+    };
+    let _ = write_stats(&mut SeqWriter(seq), &stats);
     0
 }
 

@@ -44,6 +44,7 @@ pub(crate) fn stats() -> Stats {
     Stats {
         dropped_too_large: DROPPED_TOO_LARGE.load(Ordering::Relaxed),
         max_payload: MAX_PAYLOAD,
+        ..Stats::default()
     }
 }
 

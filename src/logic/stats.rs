@@ -6,6 +6,8 @@
 //! ```text
 //! dropped_too_large: <writes accepted but recorded by nobody: payload over max_payload>
 //! max_payload: <largest payload recorded, in bytes>
+//! fork_copy_failed: <forked children left without their parent's enablers: out of memory>
+//! scope_join_failed: <threads, vfork and fork children left out of their parent's scope>
 //! ```
 
 use core::fmt::{self, Write};
@@ -18,10 +20,17 @@ pub(crate) struct Stats {
     pub(crate) dropped_too_large: u64,
     /// The largest payload, in bytes after the write index, that reaches consumers.
     pub(crate) max_payload: usize,
+    /// Fork copies that failed for lack of memory: the child has no enablers, as upstream.
+    pub(crate) fork_copy_failed: u64,
+    /// Tasks the fork probe could not enter in the task map (an atomic allocation failed): a
+    /// `CLONE_VM` child gets its own scope if it registers, a forked child no enablers.
+    pub(crate) scope_join_failed: u64,
 }
 
 /// Writes the stats text.
 pub(crate) fn write_stats<W: Write>(out: &mut W, stats: &Stats) -> fmt::Result {
     writeln!(out, "dropped_too_large: {}", stats.dropped_too_large)?;
-    writeln!(out, "max_payload: {}", stats.max_payload)
+    writeln!(out, "max_payload: {}", stats.max_payload)?;
+    writeln!(out, "fork_copy_failed: {}", stats.fork_copy_failed)?;
+    writeln!(out, "scope_join_failed: {}", stats.scope_join_failed)
 }

@@ -1,0 +1,181 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * enabler_bench: what REG, UNREG, fork, exit and an enable toggle cost while
+ * one process holds N enablers of one event (CLOCK_MONOTONIC, microseconds).
+ *
+ * For each N given (default 10 1000 100000), process A registers the event N
+ * times (distinct word/bit pairs); then, with A holding them:
+ *   reg_own    A's own registrations, mean over the N
+ *   reg_other  another process's REG of its own word (mean of 200)
+ *   unreg      that process's UNREG (mean of 200)
+ *   toggle     ftrace enable then disable of the event (rewrites N bits twice)
+ *   fork       A forks a child whose first UNREG of an inherited word waits
+ *              for its copy of the N enablers; fork to that UNREG's return
+ *   exit       A exits; until its N enablers are gone (DEL stops saying EBUSY)
+ * Prints one line per N. Usage: enabler_bench [N...]
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include <linux/user_events.h>
+
+#define TRACEFS "/sys/kernel/tracing/"
+#define NAME "__rue_enabler_bench"
+#define OTHER_ROUNDS 200
+
+static double now_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e6 + ts.tv_nsec / 1e3;
+}
+
+static int reg(int fd, __u32 *word, int bit)
+{
+	struct user_reg r = {
+		.size = sizeof(r),
+		.enable_bit = bit,
+		.enable_size = 4,
+		.enable_addr = (__u64)(uintptr_t)word,
+		.name_args = (__u64)(uintptr_t)NAME " u32 x",
+	};
+
+	return ioctl(fd, DIAG_IOCSREG, &r) ? -errno : 0;
+}
+
+static int unreg(int fd, __u32 *word, int bit)
+{
+	struct user_unreg u = {
+		.size = sizeof(u),
+		.disable_bit = bit,
+		.disable_addr = (__u64)(uintptr_t)word,
+	};
+
+	return ioctl(fd, DIAG_IOCSUNREG, &u) ? -errno : 0;
+}
+
+static int set_enable(const char *val)
+{
+	int fd = open(TRACEFS "events/user_events/" NAME "/enable", O_WRONLY);
+	int ok = fd >= 0 && write(fd, val, 1) == 1;
+
+	if (fd >= 0)
+		close(fd);
+	return ok ? 0 : -1;
+}
+
+static void die(const char *what)
+{
+	perror(what);
+	exit(1);
+}
+
+/* Runs in process A: registers n enablers, reports to @out, then waits. */
+static void holder(long n, int out, int go)
+{
+	long words = (n + 31) / 32;
+	__u32 *w = mmap(NULL, words * 4 + 4096, PROT_READ | PROT_WRITE,
+			MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+	int fd = open(TRACEFS "user_events_data", O_RDWR);
+	double t0, res[2];
+	char c;
+
+	if (w == MAP_FAILED || fd < 0)
+		die("holder: setup");
+	t0 = now_us();
+	for (long i = 0; i < n; i++)
+		if (reg(fd, &w[i / 32], i % 32))
+			die("holder: REG");
+	res[0] = (now_us() - t0) / n;
+	/* fork: the child's first UNREG waits for its copy. */
+	t0 = now_us();
+	pid_t child = fork();
+
+	if (child == 0)
+		_exit(unreg(fd, &w[0], 0) ? 1 : 0);
+	if (child < 0 || waitpid(child, NULL, 0) != child)
+		die("holder: fork");
+	res[1] = now_us() - t0;
+	if (write(out, res, sizeof(res)) != sizeof(res))
+		die("holder: report");
+	/* Wait until told to exit. */
+	if (read(go, &c, 1) != 1)
+		die("holder: go");
+	_exit(0);
+}
+
+static void run(long n)
+{
+	int to_main[2], to_holder[2];
+	double res[2], t0, reg_other = 0, unreg_other = 0, toggle, exit_us;
+	__u32 word = 0;
+	int fd, status;
+	pid_t a;
+
+	if (pipe(to_main) || pipe(to_holder))
+		die("pipe");
+	a = fork();
+	if (a == 0)
+		holder(n, to_main[1], to_holder[0]);
+	if (read(to_main[0], res, sizeof(res)) != sizeof(res))
+		die("read holder");
+	fd = open(TRACEFS "user_events_data", O_RDWR);
+	if (fd < 0)
+		die("open");
+	for (int i = 0; i < OTHER_ROUNDS; i++) {
+		t0 = now_us();
+		if (reg(fd, &word, 0))
+			die("REG other");
+		reg_other += now_us() - t0;
+		t0 = now_us();
+		if (unreg(fd, &word, 0))
+			die("UNREG other");
+		unreg_other += now_us() - t0;
+	}
+	t0 = now_us();
+	if (set_enable("1") || set_enable("0"))
+		die("toggle");
+	toggle = now_us() - t0;
+	close(fd);
+	/* Exit: until DEL no longer finds the event busy. */
+	t0 = now_us();
+	if (write(to_holder[1], "x", 1) != 1 || waitpid(a, &status, 0) != a)
+		die("exit holder");
+	fd = open(TRACEFS "user_events_data", O_RDWR);
+	while (ioctl(fd, DIAG_IOCSDEL, NAME) && errno == EBUSY)
+		;
+	exit_us = now_us() - t0;
+	close(fd);
+	printf("enabler_bench: enablers=%ld reg_own=%.1f reg_other=%.1f unreg=%.1f toggle=%.0f fork=%.0f exit=%.0f us\n",
+	       n, res[0], reg_other / OTHER_ROUNDS, unreg_other / OTHER_ROUNDS, toggle, res[1],
+	       exit_us);
+	fflush(stdout);
+	close(to_main[0]);
+	close(to_main[1]);
+	close(to_holder[0]);
+	close(to_holder[1]);
+}
+
+int main(int argc, char **argv)
+{
+	long def[] = { 10, 1000, 100000 };
+
+	if (argc > 1)
+		for (int i = 1; i < argc; i++)
+			run(atol(argv[i]));
+	else
+		for (int i = 0; i < 3; i++)
+			run(def[i]);
+	return 0;
+}
