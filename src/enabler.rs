@@ -418,6 +418,7 @@ impl Enabler {
     fn insert(self: Arc<Self>, held: &mut Held, nodes: Nodes, born: u64) {
         self.born.store(born, Relaxed);
         self.event().get();
+        stats_file::ENABLERS.fetch_add(1, Relaxed);
         let key = (self.scope.id, self.addr, self.bit);
         self.event()
             .enablers()
@@ -431,8 +432,9 @@ impl Enabler {
             .insert(nodes.word.into_node(key, self));
     }
 
-    /// Removes the enabler from its event's index.
+    /// Removes the enabler from its event's index, once it left its scope's tree.
     fn unindex(&self, held: &mut Held) {
+        stats_file::ENABLERS.fetch_sub(1, Relaxed);
         let key = (self.scope.id, self.addr, self.bit);
         self.event().enablers().get(held).remove(&key);
     }

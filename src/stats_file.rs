@@ -15,6 +15,9 @@ use kernel::{
     seq_file::SeqFile, //
 };
 
+/// Enablers in every scope (`enablers`).
+pub(crate) static ENABLERS: AtomicU64 = AtomicU64::new(0);
+
 /// Fork copies that failed (`fork_copy_failed`).
 pub(crate) static FORK_COPY_FAILED: AtomicU64 = AtomicU64::new(0);
 
@@ -29,6 +32,7 @@ unsafe extern "C" fn show(m: *mut bindings::seq_file, _v: *mut c_void) -> c_int 
     let seq = unsafe { SeqFile::from_raw(m) };
     // seq_file detects overflow itself and retries with a larger buffer.
     let stats = Stats {
+        enablers: ENABLERS.load(Relaxed),
         fork_copy_failed: FORK_COPY_FAILED.load(Relaxed),
         scope_join_failed: SCOPE_JOIN_FAILED.load(Relaxed),
         ..write::stats()

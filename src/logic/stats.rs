@@ -6,6 +6,7 @@
 //! ```text
 //! dropped_too_large: <writes accepted but recorded by nobody: payload over max_payload>
 //! max_payload: <largest payload recorded, in bytes>
+//! enablers: <enablers registered or inherited, system-wide>
 //! fork_copy_failed: <forked children left without their parent's enablers: out of memory>
 //! scope_join_failed: <threads, vfork and fork children left out of their parent's scope>
 //! ```
@@ -20,6 +21,8 @@ pub(crate) struct Stats {
     pub(crate) dropped_too_large: u64,
     /// The largest payload, in bytes after the write index, that reaches consumers.
     pub(crate) max_payload: usize,
+    /// Enablers that exist now, in every process.
+    pub(crate) enablers: u64,
     /// Fork copies that failed for lack of memory: the child has no enablers, as upstream.
     pub(crate) fork_copy_failed: u64,
     /// Tasks the fork probe could not enter in the task map (an atomic allocation failed): a
@@ -31,6 +34,7 @@ pub(crate) struct Stats {
 pub(crate) fn write_stats<W: Write>(out: &mut W, stats: &Stats) -> fmt::Result {
     writeln!(out, "dropped_too_large: {}", stats.dropped_too_large)?;
     writeln!(out, "max_payload: {}", stats.max_payload)?;
+    writeln!(out, "enablers: {}", stats.enablers)?;
     writeln!(out, "fork_copy_failed: {}", stats.fork_copy_failed)?;
     writeln!(out, "scope_join_failed: {}", stats.scope_join_failed)
 }

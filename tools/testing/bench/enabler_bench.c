@@ -5,14 +5,17 @@
  *
  * For each N given (default 10 1000 100000), process A registers the event N
  * times (distinct word/bit pairs); then, with A holding them:
- *   reg_own    A's own registrations, mean over the N
- *   reg_other  another process's REG of its own word (mean of 200)
- *   unreg      that process's UNREG (mean of 200)
- *   toggle     ftrace enable then disable of the event (rewrites N bits twice)
- *   fork       A forks a child whose first UNREG of an inherited word waits
- *              for its copy of the N enablers; fork to that UNREG's return
- *   exit       A exits; until its N enablers are gone (DEL stops saying EBUSY)
- * Prints one line per N. Usage: enabler_bench [N...]
+ *   reg_own     A's own registrations, mean over the N
+ *   reg_other   another process's REG of its own word (mean of 200)
+ *   unreg_other that process's UNREG (mean of 200)
+ *   toggle      ftrace enable then disable of the event (rewrites N bits twice)
+ *   fork        A forks a child whose first UNREG of an inherited word waits
+ *               for its copy of the N enablers; fork to the child's reaping
+ *   child_exit  then until the child's copies are gone ("enablers:" in
+ *               user_events_stats is back to A's N)
+ *   exit        A exits; until its N enablers are gone
+ * Prints one line per N. Needs the module's user_events_stats "enablers:"
+ * line. Usage: enabler_bench [N...]
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -81,14 +84,49 @@ static void die(const char *what)
 	exit(1);
 }
 
-/* Runs in process A: registers n enablers, reports to @out, then waits. */
-static void holder(long n, int out, int go)
+/* The "enablers:" count of user_events_stats; -1 if unreadable. */
+static long enablers_now(void)
+{
+	char buf[512], *p;
+	int fd = open(TRACEFS "user_events_stats", O_RDONLY);
+	ssize_t len = fd >= 0 ? read(fd, buf, sizeof(buf) - 1) : -1;
+
+	if (fd >= 0)
+		close(fd);
+	if (len <= 0)
+		return -1;
+	buf[len] = 0;
+	p = strstr(buf, "enablers: ");
+	return p ? atol(p + 10) : -1;
+}
+
+/*
+ * Waits (busy) until user_events_stats counts @n enablers; microseconds taken,
+ * or -1 without the count (an older module: then "exit" includes the child's).
+ */
+static double until_enablers(long n)
+{
+	double t0 = now_us();
+
+	if (n < 0)
+		return -1;
+	while (enablers_now() != n)
+		;
+	return now_us() - t0;
+}
+
+/*
+ * Process A: registers n enablers and reports the mean; on 'f' forks a child
+ * whose first UNREG waits for its copy, reports fork-to-UNREG; on 'x' exits.
+ */
+static void holder(long n, int out, int cmd)
 {
 	long words = (n + 31) / 32;
 	__u32 *w = mmap(NULL, words * 4 + 4096, PROT_READ | PROT_WRITE,
 			MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
 	int fd = open(TRACEFS "user_events_data", O_RDWR);
-	double t0, res[2];
+	double t0, res;
+	pid_t child;
 	char c;
 
 	if (w == MAP_FAILED || fd < 0)
@@ -97,38 +135,36 @@ static void holder(long n, int out, int go)
 	for (long i = 0; i < n; i++)
 		if (reg(fd, &w[i / 32], i % 32))
 			die("holder: REG");
-	res[0] = (now_us() - t0) / n;
-	/* fork: the child's first UNREG waits for its copy. */
+	res = (now_us() - t0) / n;
+	if (write(out, &res, sizeof(res)) != sizeof(res) || read(cmd, &c, 1) != 1)
+		die("holder: report");
 	t0 = now_us();
-	pid_t child = fork();
-
+	child = fork();
 	if (child == 0)
 		_exit(unreg(fd, &w[0], 0) ? 1 : 0);
 	if (child < 0 || waitpid(child, NULL, 0) != child)
 		die("holder: fork");
-	res[1] = now_us() - t0;
-	if (write(out, res, sizeof(res)) != sizeof(res))
+	res = now_us() - t0;
+	if (write(out, &res, sizeof(res)) != sizeof(res) || read(cmd, &c, 1) != 1)
 		die("holder: report");
-	/* Wait until told to exit. */
-	if (read(go, &c, 1) != 1)
-		die("holder: go");
 	_exit(0);
 }
 
 static void run(long n)
 {
 	int to_main[2], to_holder[2];
-	double res[2], t0, reg_other = 0, unreg_other = 0, toggle, exit_us;
+	double reg_own, fork_us, t0, reg_other = 0, unreg_other = 0, toggle, child_exit, exit_us;
 	__u32 word = 0;
+	long base = enablers_now();
 	int fd, status;
 	pid_t a;
 
 	if (pipe(to_main) || pipe(to_holder))
-		die("pipe");
+		die("setup");
 	a = fork();
 	if (a == 0)
 		holder(n, to_main[1], to_holder[0]);
-	if (read(to_main[0], res, sizeof(res)) != sizeof(res))
+	if (read(to_main[0], &reg_own, sizeof(reg_own)) != sizeof(reg_own))
 		die("read holder");
 	fd = open(TRACEFS "user_events_data", O_RDWR);
 	if (fd < 0)
@@ -143,23 +179,29 @@ static void run(long n)
 			die("UNREG other");
 		unreg_other += now_us() - t0;
 	}
+	close(fd);
 	t0 = now_us();
 	if (set_enable("1") || set_enable("0"))
 		die("toggle");
 	toggle = now_us() - t0;
-	close(fd);
-	/* Exit: until DEL no longer finds the event busy. */
+	/* Fork, then the child's exit: until its copies are gone. */
+	if (write(to_holder[1], "f", 1) != 1 ||
+	    read(to_main[0], &fork_us, sizeof(fork_us)) != sizeof(fork_us))
+		die("fork step");
+	child_exit = until_enablers(base < 0 ? -1 : base + n);
+	/* A's exit: until its enablers are gone. */
 	t0 = now_us();
 	if (write(to_holder[1], "x", 1) != 1 || waitpid(a, &status, 0) != a)
 		die("exit holder");
+	until_enablers(base);
 	fd = open(TRACEFS "user_events_data", O_RDWR);
 	while (ioctl(fd, DIAG_IOCSDEL, NAME) && errno == EBUSY)
 		;
 	exit_us = now_us() - t0;
 	close(fd);
-	printf("enabler_bench: enablers=%ld reg_own=%.1f reg_other=%.1f unreg=%.1f toggle=%.0f fork=%.0f exit=%.0f us\n",
-	       n, res[0], reg_other / OTHER_ROUNDS, unreg_other / OTHER_ROUNDS, toggle, res[1],
-	       exit_us);
+	printf("enabler_bench: enablers=%ld reg_own=%.0f reg_other=%.0f unreg_other=%.0f toggle=%.0f fork=%.0f child_exit=%.0f exit=%.0f us\n",
+	       n, reg_own, reg_other / OTHER_ROUNDS, unreg_other / OTHER_ROUNDS, toggle, fork_us,
+	       child_exit, exit_us);
 	fflush(stdout);
 	close(to_main[0]);
 	close(to_main[1]);
