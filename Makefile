@@ -21,7 +21,7 @@ else
 kdir = $$(bash $(TOOLS)/kernel/build.sh)
 endif
 
-.PHONY: all modules setup kernel clippy host-test check demo conformance vm debian install uninstall purge clean
+.PHONY: all modules setup kernel clippy host-test check demo conformance fuzz vm debian install uninstall purge clean
 
 all: modules
 
@@ -65,6 +65,11 @@ demo: modules
 
 conformance: modules
 	@bash $(TOOLS)/conformance.sh "$(kdir)"
+
+# A fuzzing soak in the test VM: FUZZ_SECONDS (600), FUZZ_SEED to repeat a run,
+# FUZZ_ARGS for more fuzz_test options. See README.md.
+fuzz: modules
+	@bash $(TOOLS)/fuzz.sh "$(kdir)"
 
 # Boot the test VM with the module loaded, add EXTRA (a directory of static
 # programs) to the guest's /rue, and run CMD there. See README.md. CMD reaches

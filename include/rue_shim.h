@@ -97,13 +97,21 @@ void rue_list_del_init(struct list_head *entry);
 void rue_lockdep_assert_held(struct mutex *lock);
 
 /*
- * INIT_WORK(), alloc_ordered_workqueue(), alloc_workqueue(WQ_UNBOUND) and
- * queue_work().
+ * alloc_ordered_workqueue(), alloc_workqueue(WQ_UNBOUND), INIT_DELAYED_WORK()
+ * and queue_delayed_work().
  */
-void rue_init_work(struct work_struct *work, void (*func)(struct work_struct *));
 struct workqueue_struct *rue_alloc_workqueue(const char *name);
 struct workqueue_struct *rue_alloc_unbound_workqueue(const char *name);
-bool rue_queue_work(struct workqueue_struct *wq, struct work_struct *work);
+struct delayed_work;
+void rue_init_delayed_work(struct delayed_work *work, void (*func)(struct work_struct *));
+bool rue_queue_delayed_work(struct workqueue_struct *wq, struct delayed_work *work,
+			    unsigned long delay);
+
+/*
+ * trace_event_dyn_busy() (not exported): true while the tracing core holds
+ * references on a dynamic event's call (call->refcnt).
+ */
+bool rue_trace_event_dyn_busy(struct trace_event_call *call);
 
 /*
  * class->reg and event->funcs->trace, with their exact C prototypes. kCFI checks

@@ -188,7 +188,8 @@ unsafe extern "C" fn show_line(m: *mut bindings::seq_file, ev: *mut bindings::dy
 /// As [`show_line`].
 unsafe extern "C" fn is_busy(ev: *mut bindings::dyn_event) -> bool {
     // SAFETY: As in `show_line`.
-    !unsafe { event_of(ev).as_ref() }.is_last_ref()
+    let e = unsafe { event_of(ev).as_ref() };
+    !e.is_last_ref() || e.core_busy()
 }
 
 /// `free` (upstream `user_event_free`): deletes an unused event.

@@ -60,7 +60,8 @@ pub(crate) struct UserEvent {
     /// The empty `fields_array` terminator the core walks when the field list is empty.
     fields_end: Opaque<bindings::trace_event_fields>,
     funcs: Opaque<bindings::trace_event_functions>,
-    put_work: Opaque<bindings::work_struct>,
+    /// The delayed destroy; a `delayed_work` so a destroy the core still blocks can be retried.
+    put_work: Opaque<bindings::delayed_work>,
     /// The entry in `dynamic_events` (upstream `devent`).
     devent: Opaque<bindings::dyn_event>,
     /// NUL-terminated strings: registered name, tracepoint name, print fmt, field types and names.
@@ -329,7 +330,7 @@ impl UserEvent {
             // in `call->refcnt` instead of pinning a module.
             (*call).flags =
                 (bindings::TRACE_EVENT_FL_TRACEPOINT | bindings::TRACE_EVENT_FL_DYNAMIC) as c_int;
-            bindings::rue_init_work(ev.put_work.get(), Some(put_work_fn));
+            bindings::rue_init_delayed_work(ev.put_work.get(), Some(put_work_fn));
             bindings::INIT_LIST_HEAD(&raw mut (*ev.devent.get()).list);
         }
         for f in ev.fields.iter() {
@@ -419,11 +420,33 @@ impl UserEvent {
             return;
         }
         self.refcnt.set(1);
+        self.queue_destroy(0);
+    }
+
+    /// Queues the delayed destroy, which holds the reference the count was set to.
+    fn queue_destroy(&self, delay: c_ulong) {
         // SAFETY: `put_work` was initialised at registration and the event lives until the
         // work destroys it.
-        if !unsafe { crate::deferred::queue_raw(self.put_work.get()) } {
+        if !unsafe { crate::deferred::queue_raw_delayed(self.put_work.get(), delay) } {
             pr_warn!("user_events: Unable to queue delayed destroy\n");
         }
+    }
+
+    /// True while the tracing core holds references of its own on the event's call
+    /// (`trace_event_dyn_busy`): an `enable_event` trigger being freed, a perf event being set
+    /// up or torn down. kprobe, uprobe and synthetic events refuse deletion then, and so does
+    /// this module: freeing the call would leave the core a dangling pointer.
+    pub(crate) fn core_busy(&self) -> bool {
+        // SAFETY: `call` is initialised for a registered event; the read is atomic.
+        unsafe { bindings::rue_trace_event_dyn_busy(self.call.get()) }
+    }
+
+    /// A destroy the core still blocks ([`Self::core_busy`]): keep the reference and try again
+    /// shortly. Only the core's own, short-lived references cause this (a trigger's is dropped
+    /// once its removal is synchronised), and the pending retry pins the module.
+    pub(crate) fn retry_destroy(&self) {
+        self.revive();
+        self.queue_destroy(DESTROY_RETRY_JIFFIES);
     }
 
     /// Removes the event from the tracing core (first half of `destroy_user_event`).
@@ -435,6 +458,10 @@ impl UserEvent {
     /// `this` must be a registered event.
     pub(crate) unsafe fn unregister(this: NonNull<Self>, _held: &mut Held) -> Result {
         // SAFETY: `this` is registered (safety requirements).
+        if unsafe { this.as_ref() }.core_busy() {
+            return Err(EBUSY);
+        }
+        // SAFETY: As above.
         let call = unsafe { this.as_ref() }.call.get();
         // SAFETY: `event_mutex` is held (`_held`); `call` is registered.
         let ret = with_root_fsuid(|| unsafe { bindings::trace_remove_event_call(call) });
@@ -469,13 +496,17 @@ fn with_root_fsuid(f: impl FnOnce() -> c_int) -> c_int {
     ret
 }
 
+/// How long a destroy blocked by the core's own references waits before trying again.
+const DESTROY_RETRY_JIFFIES: c_ulong = (bindings::HZ / 10) as c_ulong;
+
 /// The delayed destroy (`delayed_destroy_user_event`).
 ///
 /// # Safety
 ///
 /// Called by the workqueue with the `put_work` of a registered [`UserEvent`].
 unsafe extern "C" fn put_work_fn(work: *mut bindings::work_struct) {
-    // SAFETY: `work` is the `put_work` field of a live `UserEvent` (container_of).
+    // SAFETY: `work` is the `work` member, at offset 0, of the `put_work` field of a live
+    // `UserEvent` (container_of).
     let this = unsafe {
         NonNull::new_unchecked(
             work.byte_sub(offset_of!(UserEvent, put_work))

@@ -223,6 +223,12 @@ pub(crate) fn unlink_and_free(ptr: NonNull<UserEvent>, held: &mut Held) -> Resul
 
 /// The delayed destroy of an event whose last reference went away.
 pub(crate) fn destroy_event(ptr: NonNull<UserEvent>, held: &mut Held) {
+    // SAFETY: Still registered and in the table: the count just dropped to zero.
+    let ev = unsafe { ptr.as_ref() };
+    if ev.core_busy() {
+        ev.retry_destroy();
+        return;
+    }
     if unlink_and_free(ptr, held).is_err() {
         pr_warn!("user_events: Unable to delete event\n");
         // The count is zero here: set it to one, as upstream's `refcount_set(&user->refcnt, 1)`

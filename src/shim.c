@@ -212,11 +212,6 @@ void rue_lockdep_assert_held(struct mutex *lock)
 	lockdep_assert_held(lock);
 }
 
-void rue_init_work(struct work_struct *work, void (*func)(struct work_struct *))
-{
-	INIT_WORK(work, func);
-}
-
 struct workqueue_struct *rue_alloc_workqueue(const char *name)
 {
 	return alloc_ordered_workqueue("%s", 0, name);
@@ -227,9 +222,20 @@ struct workqueue_struct *rue_alloc_unbound_workqueue(const char *name)
 	return alloc_workqueue("%s", WQ_UNBOUND, 0, name);
 }
 
-bool rue_queue_work(struct workqueue_struct *wq, struct work_struct *work)
+void rue_init_delayed_work(struct delayed_work *work, void (*func)(struct work_struct *))
 {
-	return queue_work(wq, work);
+	INIT_DELAYED_WORK(work, func);
+}
+
+bool rue_queue_delayed_work(struct workqueue_struct *wq, struct delayed_work *work,
+			    unsigned long delay)
+{
+	return queue_delayed_work(wq, work, delay);
+}
+
+bool rue_trace_event_dyn_busy(struct trace_event_call *call)
+{
+	return atomic_read(&call->refcnt) != 0;
 }
 
 /* The Rust implementations (src/probes.rs); their enums are plain integers there. */

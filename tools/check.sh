@@ -61,11 +61,14 @@ if ! bash "$top/tools/testing/build-guest.sh" "$kdir" "$build/guest" "$top/rust_
 fi
 
 {
-	for t in files_test rue_files_rs events_test dyn_events_test fault_test bpf_test perf_events_test perf_tool_test lifecycle_test module_test; do
+	for t in files_test rue_files_rs events_test dyn_events_test fault_test bpf_test perf_events_test perf_tool_test lifecycle_test enabler_test module_test; do
 		echo "rue-run $t $t"
 	done
 	# A failed module_test may leave the module unloaded; later programs need it.
-	echo "grep -q '^rust_user_events ' /proc/modules || insmod /rue/rust_user_events.ko" 
+	echo "grep -q '^rust_user_events ' /proc/modules || insmod /rue/rust_user_events.ko"
+	# The syscall fuzzer (fuzz_test) is built but not run here yet: runs long enough to make
+	# about ten thousand operations end with events its cleanup cannot delete (still "Used by
+	# ftrace"), under investigation (Documentation/design.md, "The test VM"). `make fuzz` runs it.
 	grep -Ev '^#|^$' "$top/tools/testing/upstream-pass.txt" | while read -r prog test; do
 		echo "rue-run 'upstream $prog' $prog -t $test"
 	done

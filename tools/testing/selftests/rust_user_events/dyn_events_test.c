@@ -2,7 +2,9 @@
 /*
  * dynamic_events: u: lines create persistent user events, every user event is
  * listed with upstream's exact line, the deletion forms, O_TRUNC, permission,
- * coexistence with kprobe events, and rmmod refused while an event exists.
+ * coexistence with kprobe events, rmmod refused while an event exists, and
+ * deletion held off while the tracing core still references an event (an
+ * enable_event trigger being freed).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -360,6 +362,56 @@ TEST(concurrent_create_and_delete)
 	}
 	EXPECT_FALSE(exists(TRACEFS "events/user_events/__rue_c0"));
 	EXPECT_FALSE(exists(TRACEFS "events/user_events/__rue_c1"));
+}
+
+#define TRIG_ROUNDS 20
+#define TRIG_A TRACEFS "events/user_events/__rue_trig_a/trigger"
+
+/* Writes @text to the trigger file of __rue_trig_a (appending when @append). */
+static int trigger_write(const char *text, int append)
+{
+	return rue_write_text(TRIG_A, O_WRONLY | (append ? O_APPEND : O_TRUNC), text);
+}
+
+/*
+ * Removing an enable_event trigger drops the last enable of its target, but
+ * the core drops its own reference on the target's call later, from a kthread
+ * (found by fuzz_test: freeing the event then was a use-after-free in
+ * enable_trigger_private_data_free). A delete in that window must wait: "-:"
+ * says EBUSY until the core let go, and an auto-deleted event is destroyed
+ * once it did. The VM log check catches any use-after-free.
+ */
+TEST(deletion_waits_for_the_cores_own_references)
+{
+	__u32 check = 0;
+
+	ASSERT_EQ(0, dyn_write("u:__rue_trig_a u32 a"));
+	for (int round = 0; round < TRIG_ROUNDS; round++) {
+		int ret = -EBUSY, fd;
+
+		/* A persistent target, deleted through dynamic_events. */
+		ASSERT_EQ(0, dyn_write("u:__rue_trig_b u32 b"));
+		ASSERT_EQ(0, trigger_write("enable_event:user_events:__rue_trig_b", 0));
+		ASSERT_EQ(0, trigger_write("!enable_event:user_events:__rue_trig_b", 1));
+		for (int i = 0; i < 5000 && ret == -EBUSY; i++) {
+			ret = dyn_write("-:__rue_trig_b u32 b");
+			if (ret == -EBUSY)
+				usleep(1000);
+		}
+		ASSERT_EQ(0, ret) TH_LOG("round %d: delete: %s", round, strerror(-ret));
+
+		/* A registered target, deleted automatically when its fd closes. */
+		fd = open(DATA_FILE, O_RDWR);
+		ASSERT_LE(0, fd);
+		ASSERT_LE(0, rue_reg(fd, "__rue_trig_c u32 c", &check, 0));
+		ASSERT_EQ(0, trigger_write("enable_event:user_events:__rue_trig_c", 0));
+		ASSERT_EQ(0, trigger_write("!enable_event:user_events:__rue_trig_c", 1));
+		ASSERT_EQ(0, rue_unreg(fd, &check, 0));
+		close(fd);
+		ASSERT_TRUE(gone_within(TRACEFS "events/user_events/__rue_trig_c", 5000))
+			TH_LOG("round %d: the auto-deleted event stayed", round);
+	}
+	EXPECT_EQ(0, dyn_write("-:__rue_trig_a u32 a"));
 }
 
 TEST_HARNESS_MAIN

@@ -1,0 +1,1177 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Enablers under load and under attack, with upstream's semantics:
+ *   - scale: one process registers one event 100,000 times (3125 words x 32 bits); every bit
+ *     follows enable and disable, another process still registers, and the event goes once
+ *     the process exits;
+ *   - fork_snapshot(_with_sibling_thread): a child inherits exactly the enablers its parent had
+ *     at fork(), not those the parent adds or removes right after;
+ *   - fault_in_dontneed / fault_in_userfaultfd: an enable word whose page is absent (or
+ *     guarded by a userfaultfd nobody serves) must not stall anyone else's fork, REG, UNREG,
+ *     tracing or exit;
+ *   - many_threads_with_scopes: 2000 threads in 8 processes, each thread its own scope,
+ *     register, some fork, all exit at once; nothing is lost, the event goes.
+ * Every wait is bounded: a hang fails the test instead of the VM.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include <linux/user_events.h>
+#include <linux/userfaultfd.h>
+
+#include "kselftest_harness.h"
+#include "rue_helpers.h"
+
+#define TRACEFS "/sys/kernel/tracing/"
+#define DATA_FILE TRACEFS "user_events_data"
+#define EVENTS_DIR TRACEFS "events/user_events/"
+
+static long long now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
+}
+
+static int reg_word(int fd, const char *name_args, volatile __u32 *addr, int bit)
+{
+	struct user_reg reg = {
+		.size = sizeof(reg),
+		.enable_bit = bit,
+		.enable_size = 4,
+		.enable_addr = (__u64)(uintptr_t)addr,
+		.name_args = (__u64)(uintptr_t)name_args,
+	};
+
+	return ioctl(fd, DIAG_IOCSREG, &reg) ? -errno : 0;
+}
+
+static int unreg_word(int fd, volatile __u32 *addr, int bit)
+{
+	struct user_unreg unreg = {
+		.size = sizeof(unreg),
+		.disable_bit = bit,
+		.disable_addr = (__u64)(uintptr_t)addr,
+	};
+
+	return ioctl(fd, DIAG_IOCSUNREG, &unreg) ? -errno : 0;
+}
+
+static int set_enable(const char *event, const char *val)
+{
+	char path[256];
+	int fd, ok;
+
+	snprintf(path, sizeof(path), EVENTS_DIR "%s/enable", event);
+	fd = open(path, O_WRONLY);
+	if (fd < 0)
+		return -errno;
+	ok = write(fd, val, 1) == 1;
+	close(fd);
+	return ok ? 0 : -EIO;
+}
+
+static void event_dir(char *path, size_t len, const char *event)
+{
+	snprintf(path, len, EVENTS_DIR "%s", event);
+}
+
+/* Waits up to @ms for the event to be auto-deleted; if it is not, says what DIAG_IOCSDEL says. */
+static int event_gone_within(const char *event, int ms, long long *took, int *del_ret)
+{
+	char path[256];
+	long long start = now_ms();
+	int fd;
+
+	event_dir(path, sizeof(path), event);
+	*del_ret = 0;
+	for (;;) {
+		*took = now_ms() - start;
+		if (!exists(path))
+			return 1;
+		if (*took > ms)
+			break;
+		usleep(1000);
+	}
+	fd = open(DATA_FILE, O_RDWR);
+	if (fd >= 0) {
+		*del_ret = ioctl(fd, DIAG_IOCSDEL, event) ? -errno : 0;
+		close(fd);
+	}
+	return 0;
+}
+
+/* Polls @word up to @ms for (word & mask) == want. */
+static int wait_bits(volatile __u32 *word, __u32 mask, __u32 want, int ms)
+{
+	long long end = now_ms() + ms;
+
+	for (;;) {
+		if ((*word & mask) == want)
+			return 1;
+		if (now_ms() > end)
+			return 0;
+		usleep(500);
+	}
+}
+
+static void *shared_mem(size_t len)
+{
+	void *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+
+	return p == MAP_FAILED ? NULL : p;
+}
+
+/*
+ * Waits up to @ms for child @pid to exit; 1 and its status if it did, 0 if not (it is then
+ * still running), -1 on error.
+ */
+static int wait_pid_ms(pid_t pid, int ms, int *status)
+{
+	int pidfd = syscall(SYS_pidfd_open, pid, 0);
+	struct pollfd p = { .fd = pidfd, .events = POLLIN };
+	int ret;
+
+	if (pidfd < 0)
+		return -1;
+	do {
+		ret = poll(&p, 1, ms);
+	} while (ret < 0 && errno == EINTR);
+	close(pidfd);
+	if (ret <= 0)
+		return ret < 0 ? -1 : 0;
+	return waitpid(pid, status, 0) == pid ? 1 : -1;
+}
+
+/* Reads one byte within @ms: the byte, -1 at EOF or error, -2 on timeout. */
+static int read_byte(int fd, int ms)
+{
+	struct pollfd p = { .fd = fd, .events = POLLIN };
+	unsigned char c;
+	int ret;
+
+	do {
+		ret = poll(&p, 1, ms);
+	} while (ret < 0 && errno == EINTR);
+	if (ret == 0)
+		return -2;
+	if (ret < 0 || read(fd, &c, 1) != 1)
+		return -1;
+	return c;
+}
+
+static int send_byte(int fd, char c)
+{
+	return write(fd, &c, 1) == 1 ? 0 : -1;
+}
+
+/* Every process a test forks dies with it, even if the test aborts on an assertion. */
+static void die_with_parent(void)
+{
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+}
+
+FIXTURE(enabler) {};
+FIXTURE_SETUP(enabler)
+{
+	signal(SIGPIPE, SIG_IGN);	/* a dead child's pipe is an error, not the end */
+}
+FIXTURE_TEARDOWN(enabler) {}
+
+/* -------------------------------------------------------------------------------------------- */
+/* 1. scale */
+
+#define SCALE_EVENT "__rue_en_scale"
+#define SCALE_ARGS SCALE_EVENT " u32 x"
+#define SCALE_REGS 100000
+#define SCALE_WORDS (SCALE_REGS / 32)
+#define SCALE_REG_LIMIT_MS (150 * 1000)	/* the REG loop gives up (and fails) after this */
+#define SCALE_BIT_LIMIT_MS (30 * 1000)	/* all bits set, or all clear, within this */
+#define SCALE_OTHER_LIMIT_MS (10 * 1000)	/* another process's REG within this */
+#define SCALE_EXIT_LIMIT_MS (60 * 1000)	/* exit and teardown within this */
+
+struct scale_shared {
+	int regs_done;
+	int reg_err;
+	long long t_start, t_end, t_1000, t_per_10k[SCALE_REGS / 10000 + 1];
+	long long t_seen;	/* when the child saw every bit at the wanted value */
+	int bad_words;		/* words not at the wanted value at the deadline */
+};
+
+/* The big process: registers, then checks its words on command ('S' all set, 'C' all clear). */
+static int scale_child(struct scale_shared *sh, int cmd, int back)
+{
+	size_t len = SCALE_WORDS * sizeof(__u32);
+	volatile __u32 *words = mmap(NULL, len, PROT_READ | PROT_WRITE,
+				     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	long long deadline;
+	int fd, c;
+
+	if (words == MAP_FAILED)
+		return 2;
+	memset((void *)words, 0, len);
+	fd = open(DATA_FILE, O_RDWR);
+	if (fd < 0)
+		return 3;
+	sh->t_start = now_ms();
+	deadline = sh->t_start + SCALE_REG_LIMIT_MS;
+	for (int i = 0; i < SCALE_REGS; i++) {
+		int r = reg_word(fd, SCALE_ARGS, &words[i / 32], i % 32);
+
+		if (r) {
+			sh->reg_err = r;
+			break;
+		}
+		sh->regs_done = i + 1;
+		if (i + 1 == 1000)
+			sh->t_1000 = now_ms();
+		if ((i + 1) % 10000 == 0)
+			sh->t_per_10k[(i + 1) / 10000] = now_ms();
+		if (i + 1 == SCALE_REGS / 2)
+			send_byte(back, 'M');	/* halfway: the parent registers meanwhile */
+		if ((i & 255) == 255 && now_ms() > deadline) {
+			sh->reg_err = -ETIMEDOUT;
+			break;
+		}
+	}
+	sh->t_end = now_ms();
+	send_byte(back, 'R');
+	while ((c = read_byte(cmd, -1)) == 'S' || c == 'C') {
+		long long end = now_ms() + SCALE_BIT_LIMIT_MS;
+		int n = sh->regs_done, bad;
+
+		for (;;) {
+			bad = 0;
+			/* Only the bits registered, if the loop stopped early. */
+			for (int w = 0; w < SCALE_WORDS; w++) {
+				__u32 mask = w < n / 32 ? ~0u : w == n / 32 ? (1u << (n % 32)) - 1 : 0;
+
+				bad += words[w] != (c == 'S' ? mask : 0);
+			}
+			if (!bad || now_ms() > end)
+				break;
+			usleep(1000);
+		}
+		sh->t_seen = now_ms();
+		sh->bad_words = bad;
+		send_byte(back, 'K');
+	}
+	/* 'X' or EOF: exit with every enabler still registered and the fd open. */
+	return 0;
+}
+
+/* Registers the event once from this process: 0 or -errno; the time it took in *took. */
+static int scale_other_reg(long long *took, int want_set)
+{
+	volatile __u32 word = 0;
+	long long start = now_ms();
+	int fd = open(DATA_FILE, O_RDWR), r;
+
+	if (fd < 0)
+		return -errno;
+	r = reg_word(fd, SCALE_ARGS, &word, 7);
+	*took = now_ms() - start;
+	if (!r && want_set && word != 1u << 7)
+		r = -EBADMSG;	/* the event is enabled: REG writes the bit */
+	if (!r)
+		r = unreg_word(fd, &word, 7);
+	close(fd);
+	return r;
+}
+
+TEST_F_TIMEOUT(enabler, scale, 480)
+{
+	struct scale_shared *sh = shared_mem(sizeof(*sh));
+	int cmd[2], back[2], status, c, del_ret, r;
+	long long t, took, mid_took = -1, after_took = -1;
+	pid_t pid;
+
+	ASSERT_NE(NULL, sh);
+	ASSERT_EQ(0, pipe(cmd));
+	ASSERT_EQ(0, pipe(back));
+	fflush(stdout);
+	fflush(stderr);
+	pid = fork();
+	ASSERT_NE(-1, pid);
+	if (pid == 0) {
+		die_with_parent();
+		close(cmd[1]);
+		close(back[0]);
+		_exit(scale_child(sh, cmd[0], back[1]));
+	}
+	close(cmd[0]);
+	close(back[1]);
+
+	/* While the child registers: another process registers too, halfway through. */
+	while ((c = read_byte(back[0], SCALE_REG_LIMIT_MS + 60000)) == 'M') {
+		r = scale_other_reg(&mid_took, 0);
+		EXPECT_EQ(0, r) TH_LOG("REG by another process during the 100k REGs: %s", strerror(-r));
+		EXPECT_GT(SCALE_OTHER_LIMIT_MS, mid_took);
+	}
+	ASSERT_EQ('R', c) TH_LOG("the registering process did not finish (%d)", c);
+	ksft_print_msg("scale: %d REGs in %lld ms (first 1000: %lld ms), %s\n", sh->regs_done,
+		       sh->t_end - sh->t_start, sh->t_1000 ? sh->t_1000 - sh->t_start : -1,
+		       sh->reg_err ? strerror(-sh->reg_err) : "all succeeded");
+	for (int k = 1; k <= SCALE_REGS / 10000 && sh->t_per_10k[k]; k++)
+		ksft_print_msg("scale:   REGs %d..%d: %lld ms\n", (k - 1) * 10000 + 1, k * 10000,
+			       sh->t_per_10k[k] - (k > 1 ? sh->t_per_10k[k - 1] : sh->t_start));
+	if (mid_took >= 0)
+		ksft_print_msg("scale: another process's REG halfway through: %lld ms\n", mid_took);
+	EXPECT_EQ(0, sh->reg_err) TH_LOG("REG %d of %d failed: %s", sh->regs_done + 1, SCALE_REGS,
+					 strerror(-sh->reg_err));
+	EXPECT_EQ(SCALE_REGS, sh->regs_done);
+	EXPECT_NE(-1, mid_took);
+
+	if (sh->regs_done > 0) {
+		/* Enable: every bit of every word set. */
+		t = now_ms();
+		ASSERT_EQ(0, send_byte(cmd[1], 'S'));
+		ASSERT_EQ(0, set_enable(SCALE_EVENT, "1"));
+		took = now_ms() - t;
+		ASSERT_EQ('K', read_byte(back[0], SCALE_BIT_LIMIT_MS + 30000));
+		ksft_print_msg("scale: enable: write took %lld ms, all bits set after %lld ms (%d words not)\n",
+			       took, sh->t_seen - t, sh->bad_words);
+		EXPECT_EQ(0, sh->bad_words) TH_LOG("%d of %d words not all ones after enable",
+						   sh->bad_words, SCALE_WORDS);
+
+		/* Another process registers the same event while 100k enablers exist. */
+		r = scale_other_reg(&after_took, 1);
+		ksft_print_msg("scale: another process's REG while enabled: %lld ms\n", after_took);
+		EXPECT_EQ(0, r) TH_LOG("REG by another process: %s", strerror(-r));
+		EXPECT_GT(SCALE_OTHER_LIMIT_MS, after_took);
+
+		/* Disable: every bit clear. */
+		t = now_ms();
+		ASSERT_EQ(0, send_byte(cmd[1], 'C'));
+		ASSERT_EQ(0, set_enable(SCALE_EVENT, "0"));
+		took = now_ms() - t;
+		ASSERT_EQ('K', read_byte(back[0], SCALE_BIT_LIMIT_MS + 30000));
+		ksft_print_msg("scale: disable: write took %lld ms, all bits clear after %lld ms (%d words not)\n",
+			       took, sh->t_seen - t, sh->bad_words);
+		EXPECT_EQ(0, sh->bad_words) TH_LOG("%d of %d words not zero after disable",
+						   sh->bad_words, SCALE_WORDS);
+	}
+
+	/* Exit with 100k enablers registered: the event then goes (auto-deleted), in bounded time. */
+	t = now_ms();
+	ASSERT_EQ(0, send_byte(cmd[1], 'X'));
+	r = wait_pid_ms(pid, SCALE_EXIT_LIMIT_MS, &status);
+	if (r != 1)
+		kill(pid, SIGKILL);
+	ASSERT_EQ(1, r) TH_LOG("the process with 100k enablers did not exit within %d ms",
+			       SCALE_EXIT_LIMIT_MS);
+	EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	took = now_ms() - t;
+	close(cmd[1]);
+	close(back[0]);
+	EXPECT_TRUE(event_gone_within(SCALE_EVENT, SCALE_EXIT_LIMIT_MS, &t, &del_ret))
+		TH_LOG("event not deleted %lld ms after exit; DIAG_IOCSDEL: %s", t,
+		       del_ret ? strerror(-del_ret) : "succeeded");
+	ksft_print_msg("scale: exit took %lld ms, event gone %lld ms later\n", took, t);
+}
+
+/* -------------------------------------------------------------------------------------------- */
+/* 2. fork snapshot */
+
+#define FORK_ROUNDS 300
+#define FORK_ROUNDS_SIBLING 100	/* the sibling thread slows each round down (2-3x) */
+#define FORK_MAX_FAILING_ROUNDS 5	/* stop early: each failing round waits out bounds */
+#define FORK_TRACK_MS 2000		/* an inherited bit follows a status change within this */
+#define W_A 0
+#define W_D 1
+#define W_DUMMY 2
+#define W_C(i) (8 + 2 * (i))
+#define W_B(i) (9 + 2 * (i))
+#define BIT_A 1
+#define BIT_C 2
+#define BIT_B 3
+#define BIT_D 4
+
+/* What a child found wrong, as its exit status. */
+#define F_SETUP 1	/* handshake or enable file */
+#define F_A 2		/* A (inherited) did not follow disable/enable */
+#define F_C_TRACK 4	/* C (inherited, removed by the parent after fork) did not follow */
+#define F_C_UNREG 8	/* UNREG(C) in the child did not succeed and clear the bit */
+#define F_B_WORD 16	/* B (registered by the parent after fork) changed in the child */
+#define F_B_UNREG 32	/* UNREG(B) in the child was not ENOENT */
+#define F_D 64		/* D: the UNREG result and the bit disagree */
+#define F_A_UNREG 128	/* UNREG(A) in the child did not succeed and clear the bit */
+static const char *const fork_fail_names[] = {
+	"setup", "A did not follow disable/enable", "C (unregistered after fork) did not follow",
+	"UNREG of C failed", "B (registered after fork) was written in the child",
+	"UNREG of B was not ENOENT", "D: UNREG result and bit disagree", "UNREG of A failed",
+};
+
+struct fork_ctx {
+	const char *event;
+	char name_args[64];
+	int fd;
+	volatile __u32 *w;
+	/* sibling thread */
+	volatile int stop;
+	long d_loops, d_errors;
+	int d_first_error;
+	int *d_seen;	/* shared: [0] children that inherited D, [1] that did not */
+};
+
+static int fork_child(struct fork_ctx *ctx, int i, int go, int with_d)
+{
+	volatile __u32 *w = ctx->w;
+	const __u32 a = 1u << BIT_A, cb = 1u << BIT_C, d = 1u << BIT_D;
+	__u32 b0, d0, d1, d2;
+	int fail = 0, r;
+
+	if (read_byte(go, 20000) != 'g')
+		return F_SETUP;
+	/* The parent has registered B and unregistered C since the fork. */
+	w[W_DUMMY] = i;	/* unshares the page: the kernel's writes to it are then immediate */
+	/*
+	 * The copy of the inherited enablers is made moments after the fork
+	 * (Documentation/deviations.md, "fork"), one enabler at a time; a
+	 * status change before it ran reaches the words when it runs. The
+	 * first REG or UNREG waits for it: an UNREG of a word never registered
+	 * (ENOENT) makes every inherited enabler present before the checks.
+	 */
+	if (unreg_word(ctx->fd, &w[W_DUMMY], 0) != -ENOENT)
+		return F_SETUP;
+	b0 = w[W_B(i)];
+	d0 = w[W_D];
+	if (!(w[W_A] & a))
+		fail |= F_A;
+	if (!(w[W_C(i)] & cb))
+		fail |= F_C_TRACK;
+	if (b0 != 0)
+		fail |= F_B_WORD;
+
+	if (set_enable(ctx->event, "0"))
+		return fail | F_SETUP;
+	if (!wait_bits(&w[W_A], a, 0, FORK_TRACK_MS))
+		fail |= F_A;
+	if (!wait_bits(&w[W_C(i)], cb, 0, FORK_TRACK_MS))
+		fail |= F_C_TRACK;
+	d1 = w[W_D];
+	if (w[W_B(i)] != b0)
+		fail |= F_B_WORD;
+
+	if (set_enable(ctx->event, "1"))
+		return fail | F_SETUP;
+	if (!wait_bits(&w[W_A], a, a, FORK_TRACK_MS))
+		fail |= F_A;
+	if (!wait_bits(&w[W_C(i)], cb, cb, FORK_TRACK_MS))
+		fail |= F_C_TRACK;
+	d2 = w[W_D];
+	if (w[W_B(i)] != b0)
+		fail |= F_B_WORD;
+
+	/* Only now, after the bits: UNREG says what was inherited. */
+	if (unreg_word(ctx->fd, &w[W_C(i)], BIT_C) || (w[W_C(i)] & cb))
+		fail |= F_C_UNREG;
+	if (unreg_word(ctx->fd, &w[W_B(i)], BIT_B) != -ENOENT)
+		fail |= F_B_UNREG;
+	if (w[W_B(i)] != b0)
+		fail |= F_B_WORD;
+	if (unreg_word(ctx->fd, &w[W_A], BIT_A) || (w[W_A] & a))
+		fail |= F_A_UNREG;
+	if (with_d) {
+		r = unreg_word(ctx->fd, &w[W_D], BIT_D);
+		if (r == 0) {
+			/* Inherited: the bit followed disable and enable. */
+			if ((d1 & d) || !(d2 & d))
+				fail |= F_D;
+		} else if (r == -ENOENT) {
+			/* Not inherited: the kernel never wrote the child's word. */
+			if (d1 != d0 || d2 != d0 || w[W_D] != d0)
+				fail |= F_D;
+		} else {
+			fail |= F_D;
+		}
+		__atomic_fetch_add(&ctx->d_seen[r == 0 ? 0 : 1], 1, __ATOMIC_RELAXED);
+	}
+	return fail;
+}
+
+/* The sibling thread: registers and unregisters D as fast as it can. */
+static void *d_thread(void *p)
+{
+	struct fork_ctx *ctx = p;
+
+	while (!ctx->stop) {
+		int r = reg_word(ctx->fd, ctx->name_args, &ctx->w[W_D], BIT_D);
+
+		if (!r)
+			r = unreg_word(ctx->fd, &ctx->w[W_D], BIT_D);
+		if (r) {
+			if (!ctx->d_errors)
+				ctx->d_first_error = r;
+			ctx->d_errors++;
+		}
+		ctx->d_loops++;
+	}
+	return NULL;
+}
+
+static void fork_snapshot(struct __test_metadata *_metadata, const char *event, int with_d)
+{
+	struct fork_ctx ctx = { .event = event };
+	int go[2], kinds[8] = {}, failing = 0, parent_errors = 0, hangs = 0, rounds = 0, del_ret;
+	int status, first_parent_error = 0, nrounds = with_d ? FORK_ROUNDS_SIBLING : FORK_ROUNDS;
+	long long start = now_ms(), took;
+	pthread_t thread;
+
+	snprintf(ctx.name_args, sizeof(ctx.name_args), "%s u32 x", event);
+	ctx.d_seen = shared_mem(2 * sizeof(int));
+	ASSERT_NE(NULL, ctx.d_seen);
+	ctx.w = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, ctx.w);
+	memset((void *)ctx.w, 0, 4096);
+	ctx.fd = open(DATA_FILE, O_RDWR);
+	ASSERT_NE(-1, ctx.fd);
+	ASSERT_EQ(0, pipe(go));
+	ASSERT_EQ(0, reg_word(ctx.fd, ctx.name_args, &ctx.w[W_A], BIT_A));
+	ASSERT_EQ(0, set_enable(event, "1"));
+	ASSERT_EQ(1u << BIT_A, ctx.w[W_A]);
+	/* Created after the first REG, the thread shares the main thread's scope. */
+	if (with_d)
+		ASSERT_EQ(0, pthread_create(&thread, NULL, d_thread, &ctx));
+
+	for (int i = 0; i < nrounds && failing < FORK_MAX_FAILING_ROUNDS; i++) {
+		int rb, ru, r, code;
+		pid_t pid;
+
+		r = reg_word(ctx.fd, ctx.name_args, &ctx.w[W_C(i)], BIT_C);
+		if (r) {
+			parent_errors++;
+			first_parent_error = first_parent_error ?: r;
+			break;
+		}
+		fflush(stdout);
+		fflush(stderr);
+		pid = fork();
+		if (pid < 0) {
+			parent_errors++;
+			break;
+		}
+		if (pid == 0) {
+			die_with_parent();
+			alarm(30);
+			_exit(fork_child(&ctx, i, go[0], with_d));
+		}
+		/* At once: a new enabler the child must not get, and the removal of one it must. */
+		rb = reg_word(ctx.fd, ctx.name_args, &ctx.w[W_B(i)], BIT_B);
+		ru = unreg_word(ctx.fd, &ctx.w[W_C(i)], BIT_C);
+		send_byte(go[1], 'g');
+		if (rb || ru) {
+			parent_errors++;
+			first_parent_error = first_parent_error ?: (rb ?: ru);
+		}
+		r = wait_pid_ms(pid, 40000, &status);
+		if (r != 1) {
+			kill(pid, SIGKILL);
+			wait_pid_ms(pid, 30000, &status);
+			hangs++;
+			failing++;
+			continue;
+		}
+		rounds++;
+		code = WIFEXITED(status) ? WEXITSTATUS(status) : 0x100;
+		if (code) {
+			failing++;
+			if (code == 0x100)
+				hangs++;
+			for (int k = 0; k < 8 && code < 0x100; k++)
+				kinds[k] += !!(code & (1 << k));
+			TH_LOG("round %d: child status 0x%x%s", i, status,
+			       WIFSIGNALED(status) ? " (killed: did not finish in 30 s)" : "");
+		}
+		if (!rb && unreg_word(ctx.fd, &ctx.w[W_B(i)], BIT_B)) {
+			parent_errors++;
+			first_parent_error = first_parent_error ?: -EBADE;
+		}
+		set_enable(event, "1");	/* as the child left it, unless it failed early */
+	}
+	if (with_d) {
+		ctx.stop = 1;
+		ASSERT_EQ(0, pthread_join(thread, NULL));
+	}
+	took = now_ms() - start;
+	ksft_print_msg("%s: %d rounds in %lld ms, %d failing%s\n", event, rounds, took, failing,
+		       failing >= FORK_MAX_FAILING_ROUNDS ? " (stopped early)" : "");
+	for (int k = 0; k < 8; k++)
+		if (kinds[k])
+			ksft_print_msg("%s:   %d children: %s\n", event, kinds[k], fork_fail_names[k]);
+	if (with_d)
+		ksft_print_msg("%s: sibling thread: %ld REG/UNREG loops, %ld errors; D inherited by %d children, not by %d\n",
+			       event, ctx.d_loops, ctx.d_errors, ctx.d_seen[0], ctx.d_seen[1]);
+	EXPECT_EQ(0, failing);
+	EXPECT_EQ(0, hangs);
+	EXPECT_EQ(0, parent_errors) TH_LOG("parent REG/UNREG: %s", strerror(-first_parent_error));
+	EXPECT_EQ(nrounds, rounds);
+	if (with_d) {
+		EXPECT_EQ(0, ctx.d_errors) TH_LOG("sibling thread: %s", strerror(-ctx.d_first_error));
+		EXPECT_LT(0, ctx.d_loops);
+	}
+	EXPECT_EQ(0, set_enable(event, "0"));
+	/* The page may still be write-protected from the last fork: cleared after a fault-in. */
+	EXPECT_TRUE(wait_bits(&ctx.w[W_A], ~0u, 0, 5000));
+	EXPECT_EQ(0, unreg_word(ctx.fd, &ctx.w[W_A], BIT_A));
+	close(ctx.fd);
+	EXPECT_TRUE(event_gone_within(event, 10000, &took, &del_ret))
+		TH_LOG("%s not deleted; DIAG_IOCSDEL: %s", event,
+		       del_ret ? strerror(-del_ret) : "succeeded");
+}
+
+TEST_F_TIMEOUT(enabler, fork_snapshot, 300)
+{
+	fork_snapshot(_metadata, "__rue_en_fork", 0);
+}
+
+TEST_F_TIMEOUT(enabler, fork_snapshot_with_sibling_thread, 300)
+{
+	fork_snapshot(_metadata, "__rue_en_forkt", 1);
+}
+
+/* -------------------------------------------------------------------------------------------- */
+/* 3. fault-in isolation */
+
+#define FAULT_EVENT "__rue_en_fault"
+#define FAULT_OTHER "__rue_en_fault_o"
+#define FAULT_HOLDER_WORDS 8
+#define FAULT_OP_LIMIT_MS 5000		/* each operation of another process */
+#define FAULT_PHASE_LIMIT_MS 20000	/* all of them */
+
+struct fault_shared {
+	int holder_err;			/* errno of the holder's setup step that failed */
+	char holder_step[32];
+	int uffd_faults;		/* page faults the userfaultfd reported (never served) */
+	unsigned long long fault_addr;
+	unsigned long long page;
+	/* others_work */
+	int op_err;
+	char op_failed[64];
+	long long op_max_ms;
+	char op_max_name[32];
+	char op_pending[2][32];		/* what the worker [0] and its child [1] are doing */
+};
+
+static int op_role;	/* 0 in the worker, 1 in its child */
+
+static void fault_set_err(struct fault_shared *sh, const char *step, int err)
+{
+	sh->holder_err = err;
+	snprintf(sh->holder_step, sizeof(sh->holder_step), "%s", step);
+}
+
+/*
+ * The holder: registers FAULT_HOLDER_WORDS words in one page, then makes the page absent
+ * (MADV_DONTNEED) and, with @use_uffd, guards it with a userfaultfd it never serves. It never
+ * touches the page again in that mode. Commands: 'D' drop the page again, 'S'/'Z' wait for
+ * bit 0 of the first word set/clear (DONTNEED mode only); EOF: exit (closing the userfaultfd).
+ */
+static int fault_holder(struct fault_shared *sh, int use_uffd, int cmd, int back)
+{
+	volatile __u32 *page = mmap(NULL, 4096, PROT_READ | PROT_WRITE,
+				    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	int fd, uffd = -1, c;
+
+	if (page == MAP_FAILED) {
+		fault_set_err(sh, "mmap", errno);
+		return 1;
+	}
+	sh->page = (uintptr_t)page;
+	memset((void *)page, 0, 4096);
+	fd = open(DATA_FILE, O_RDWR);
+	if (fd < 0) {
+		fault_set_err(sh, "open", errno);
+		return 1;
+	}
+	for (int i = 0; i < FAULT_HOLDER_WORDS; i++) {
+		int r = reg_word(fd, FAULT_EVENT " u32 x", &page[i * 16], 0);
+
+		if (r) {
+			fault_set_err(sh, "REG", -r);
+			return 1;
+		}
+	}
+	if (use_uffd) {
+		struct uffdio_api api = { .api = UFFD_API };
+		struct uffdio_register reg = {
+			.range = { .start = (uintptr_t)page, .len = 4096 },
+			.mode = UFFDIO_REGISTER_MODE_MISSING,
+		};
+
+		uffd = syscall(__NR_userfaultfd, O_CLOEXEC | O_NONBLOCK);
+		if (uffd < 0) {
+			fault_set_err(sh, "userfaultfd", errno);
+			return 1;
+		}
+		if (ioctl(uffd, UFFDIO_API, &api)) {
+			fault_set_err(sh, "UFFDIO_API", errno);
+			return 1;
+		}
+		if (ioctl(uffd, UFFDIO_REGISTER, &reg)) {
+			fault_set_err(sh, "UFFDIO_REGISTER", errno);
+			return 1;
+		}
+	}
+	if (madvise((void *)page, 4096, MADV_DONTNEED)) {
+		fault_set_err(sh, "madvise", errno);
+		return 1;
+	}
+	send_byte(back, 'R');
+	for (;;) {
+		struct pollfd p[2] = { { .fd = cmd, .events = POLLIN }, { .fd = uffd, .events = POLLIN } };
+
+		if (poll(p, use_uffd ? 2 : 1, -1) < 0) {
+			if (errno == EINTR)
+				continue;
+			return 1;
+		}
+		if (use_uffd && (p[1].revents & POLLIN)) {
+			struct uffd_msg msg;
+
+			/* Read, never served: whoever faults on the page waits until we exit. */
+			while (read(uffd, &msg, sizeof(msg)) == sizeof(msg)) {
+				if (msg.event == UFFD_EVENT_PAGEFAULT) {
+					sh->uffd_faults++;
+					sh->fault_addr = msg.arg.pagefault.address;
+				}
+			}
+		}
+		if (!(p[0].revents & (POLLIN | POLLHUP)))
+			continue;
+		c = read_byte(cmd, 0);
+		if (c < 0)
+			return 0;
+		if (c == 'D') {
+			send_byte(back, madvise((void *)page, 4096, MADV_DONTNEED) ? 'F' : 'd');
+		} else if (c == 'S' || c == 'Z') {
+			int ok = 1;
+
+			for (int i = 0; i < FAULT_HOLDER_WORDS; i++)
+				ok &= wait_bits(&page[i * 16], 1, c == 'S', FAULT_OP_LIMIT_MS);
+			send_byte(back, ok ? 'k' : 'F');
+		}
+	}
+}
+
+#define OP(sh, name, expr) ({						\
+	long long __t;							\
+	int __r;							\
+									\
+	op_start(sh, name);						\
+	__t = now_ms();							\
+	__r = (expr);							\
+	op_done(sh, name, now_ms() - __t, __r);				\
+})
+
+static void op_start(struct fault_shared *sh, const char *name)
+{
+	snprintf(sh->op_pending[op_role], sizeof(sh->op_pending[0]), "%s", name);
+}
+
+/* Records one operation of another process: fails it on error or if it took too long. */
+static int op_done(struct fault_shared *sh, const char *name, long long ms, int r)
+{
+	if (ms > sh->op_max_ms) {
+		sh->op_max_ms = ms;
+		snprintf(sh->op_max_name, sizeof(sh->op_max_name), "%s", name);
+	}
+	sh->op_pending[op_role][0] = '\0';
+	if ((r || ms > FAULT_OP_LIMIT_MS) && !sh->op_err) {
+		sh->op_err = r ? r : -ETIMEDOUT;
+		snprintf(sh->op_failed, sizeof(sh->op_failed), "%s", name);
+	}
+	return r || ms > FAULT_OP_LIMIT_MS;
+}
+
+/* A forked child: registers its own words, unregisters the inherited one, exits. */
+static int others_child(struct fault_shared *sh, int fd, volatile __u32 *w)
+{
+	volatile __u32 own[2] = {};
+
+	op_role = 1;
+	die_with_parent();
+	alarm(FAULT_PHASE_LIMIT_MS / 1000 + 5);
+	if (OP(sh, "child UNREG inherited", unreg_word(fd, &w[0], 0)) ||
+	    OP(sh, "child REG same event", reg_word(fd, FAULT_EVENT " u32 x", &own[0], 3)) ||
+	    OP(sh, "child REG other event", reg_word(fd, FAULT_OTHER " u32 x", &own[1], 3)) ||
+	    OP(sh, "child UNREG", unreg_word(fd, &own[0], 3)))
+		return 1;
+	return 0;	/* exits with own[1] registered */
+}
+
+/*
+ * Another process: REG and UNREG on the same and another event, tracing of the other event,
+ * fork (the child REGs and UNREGs), and exit with an enabler of the other event registered.
+ */
+static int others_work(struct fault_shared *sh)
+{
+	volatile __u32 w[2] = {};
+	int fd, status, bad = 0;
+	pid_t pid;
+
+	fd = open(DATA_FILE, O_RDWR);
+	if (fd < 0)
+		return 1;
+	for (int k = 0; k < 3 && !bad; k++) {
+		bad |= OP(sh, "REG same event", reg_word(fd, FAULT_EVENT " u32 x", &w[0], 0));
+		bad |= OP(sh, "REG other event", reg_word(fd, FAULT_OTHER " u32 x", &w[1], 0));
+		if (bad)
+			break;
+		bad |= OP(sh, "enable other event", set_enable(FAULT_OTHER, "1"));
+		bad |= op_done(sh, "other event's bit set", 0, w[1] == 1 ? 0 : -EBADMSG);
+		bad |= OP(sh, "disable other event", set_enable(FAULT_OTHER, "0"));
+		bad |= op_done(sh, "other event's bit clear", 0, w[1] == 0 ? 0 : -EBADMSG);
+		{
+			long long t = now_ms();
+
+			op_start(sh, "fork");
+			pid = fork();
+			if (pid == 0)
+				_exit(others_child(sh, fd, w));
+			bad |= op_done(sh, "fork", now_ms() - t, pid < 0 ? -errno : 0);
+		}
+		if (pid > 0)
+			op_start(sh, "wait for the child");
+		if (pid > 0 && (waitpid(pid, &status, 0) != pid || !WIFEXITED(status) ||
+				WEXITSTATUS(status)))
+			bad |= op_done(sh, "child", 0, -ECHILD);
+		bad |= OP(sh, "UNREG same event", unreg_word(fd, &w[0], 0));
+		if (k < 2)
+			bad |= OP(sh, "UNREG other event", unreg_word(fd, &w[1], 0));
+	}
+	close(fd);
+	return bad;	/* exits with w[1] still registered */
+}
+
+static int toggle_work(struct fault_shared *sh, const char *val)
+{
+	return OP(sh, val[0] == '1' ? "enable" : "disable", set_enable(FAULT_EVENT, val));
+}
+
+/*
+ * Runs others_work (@toggle NULL) or a toggle of FAULT_EVENT in a child process, bounded by
+ * @ms; 0 if it succeeded, 1 if it failed, -1 if it did not finish (it and the holder are then
+ * killed, which releases any fault waiting on the holder's page).
+ */
+static int bounded(struct fault_shared *sh, pid_t *holder, const char *toggle, int ms)
+{
+	int status, r;
+	pid_t pid;
+
+	fflush(stdout);
+	fflush(stderr);
+	pid = fork();
+	if (pid < 0)
+		return 1;
+	if (pid == 0) {
+		die_with_parent();
+		_exit(toggle ? toggle_work(sh, toggle) : others_work(sh));
+	}
+	r = wait_pid_ms(pid, ms, &status);
+	if (r == 1)
+		return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : 1;
+	kill(pid, SIGKILL);
+	if (*holder > 0) {
+		kill(*holder, SIGKILL);
+		wait_pid_ms(*holder, 30000, &status);
+		*holder = -1;
+	}
+	wait_pid_ms(pid, 30000, &status);
+	return -1;
+}
+
+static void fault_isolation(struct __test_metadata *_metadata, int use_uffd)
+{
+	struct fault_shared *sh = shared_mem(sizeof(*sh));
+	int cmd[2], back[2], r, status, del_ret, failed = 0;
+	long long start, took;
+	pid_t holder;
+
+	ASSERT_NE(NULL, sh);
+	if (use_uffd) {
+		int uffd = syscall(__NR_userfaultfd, O_CLOEXEC | O_NONBLOCK), err = errno;
+		char knob[32] = "absent";
+
+		if (uffd < 0) {
+			if (read_file("/proc/sys/vm/unprivileged_userfaultfd", knob, sizeof(knob)) > 0)
+				knob[strcspn(knob, "\n")] = '\0';
+			SKIP(return, "userfaultfd unavailable (%s, vm.unprivileged_userfaultfd %s): a fault-in that never completes is not tested; fault_in_dontneed covers an absent page only",
+			     strerror(err), knob);
+		}
+		close(uffd);
+	}
+	ASSERT_EQ(0, pipe(cmd));
+	ASSERT_EQ(0, pipe(back));
+	fflush(stdout);
+	fflush(stderr);
+	holder = fork();
+	ASSERT_NE(-1, holder);
+	if (holder == 0) {
+		die_with_parent();
+		close(cmd[1]);
+		close(back[0]);
+		_exit(fault_holder(sh, use_uffd, cmd[0], back[1]));
+	}
+	close(cmd[0]);
+	close(back[1]);
+	r = read_byte(back[0], 10000);
+	ASSERT_EQ('R', r) TH_LOG("holder: %s: %s", sh->holder_step, strerror(sh->holder_err));
+
+	/* Status changes: the kernel must fault the holder's page in, which never completes with
+	 * the userfaultfd. The writes themselves must not wait for that. */
+	start = now_ms();
+	for (int k = 0; k < 5 && !failed; k++) {
+		if (!use_uffd) {
+			ASSERT_EQ(0, send_byte(cmd[1], 'D'));
+			ASSERT_EQ('d', read_byte(back[0], 10000));
+		}
+		r = bounded(sh, &holder, "1", FAULT_OP_LIMIT_MS);
+		EXPECT_EQ(0, r) TH_LOG("enable %d: %s", k, r < 0 ? "did not finish" : sh->op_failed);
+		failed |= r;
+		if (!use_uffd && !failed) {
+			/* The absent page is faulted in and every bit written, asynchronously. */
+			ASSERT_EQ(0, send_byte(cmd[1], 'S'));
+			EXPECT_EQ('k', read_byte(back[0], 20000)) TH_LOG("holder's bits not set");
+		}
+		r = bounded(sh, &holder, "0", FAULT_OP_LIMIT_MS);
+		EXPECT_EQ(0, r) TH_LOG("disable %d: %s", k, r < 0 ? "did not finish" : sh->op_failed);
+		failed |= r;
+		if (!use_uffd && !failed) {
+			ASSERT_EQ(0, send_byte(cmd[1], 'Z'));
+			EXPECT_EQ('k', read_byte(back[0], 20000)) TH_LOG("holder's bits not clear");
+		}
+	}
+	ksft_print_msg("%s: 10 status changes with the page absent%s: %lld ms, slowest %s %lld ms\n",
+		       FAULT_EVENT, use_uffd ? " and guarded" : "", now_ms() - start,
+		       sh->op_max_name, sh->op_max_ms);
+
+	/* Meanwhile everyone else goes on. */
+	sh->op_max_ms = 0;
+	memset(sh->op_pending, 0, sizeof(sh->op_pending));
+	start = now_ms();
+	r = bounded(sh, &holder, NULL, FAULT_PHASE_LIMIT_MS);
+	took = now_ms() - start;
+	ksft_print_msg("others with the holder's fault pending: %s in %lld ms (slowest %s %lld ms); the userfaultfd saw %d fault(s)%s\n",
+		       r == 0 ? "done" : r < 0 ? "NOT FINISHED" : "FAILED", took, sh->op_max_name,
+		       sh->op_max_ms, sh->uffd_faults, use_uffd ? "" : " (not used)");
+	if (r < 0)
+		TH_LOG("another process hung (killed after %d s) in: %s%s%s", FAULT_PHASE_LIMIT_MS / 1000,
+		       sh->op_pending[0], sh->op_pending[1][0] ? "; its child in: " : "",
+		       sh->op_pending[1]);
+	EXPECT_EQ(0, r) TH_LOG("another process: %s (%s)", sh->op_failed[0] ? sh->op_failed : "-",
+			       sh->op_err ? strerror(-sh->op_err) : "no error");
+	if (use_uffd) {
+		/*
+		 * Like upstream, the module faults words in without FAULT_FLAG_ALLOW_RETRY,
+		 * so a missing page under a userfaultfd fails the fault-in at once
+		 * (SIGBUS internally) instead of waiting for the handler: the handler
+		 * must never have been asked.
+		 */
+		EXPECT_EQ(0, sh->uffd_faults)
+			TH_LOG("the kernel waited for the userfaultfd handler (fault at 0x%llx)",
+			       sh->fault_addr);
+	}
+	if (r == 0) {
+		/* It exited with an enabler of the other event: that event goes. */
+		EXPECT_TRUE(event_gone_within(FAULT_OTHER, FAULT_OP_LIMIT_MS, &took, &del_ret))
+			TH_LOG("%s not deleted after its registrant exited; DIAG_IOCSDEL: %s",
+			       FAULT_OTHER, del_ret ? strerror(-del_ret) : "succeeded");
+	}
+
+	/* Release: the holder exits and closes the userfaultfd; everything still works. */
+	close(cmd[1]);
+	if (holder > 0) {
+		r = wait_pid_ms(holder, 10000, &status);
+		if (r != 1) {
+			kill(holder, SIGKILL);
+			wait_pid_ms(holder, 30000, &status);
+		}
+		EXPECT_EQ(1, r) TH_LOG("the holder did not exit");
+	}
+	close(back[0]);
+	EXPECT_TRUE(event_gone_within(FAULT_EVENT, 10000, &took, &del_ret))
+		TH_LOG("%s not deleted after the holder exited; DIAG_IOCSDEL: %s", FAULT_EVENT,
+		       del_ret ? strerror(-del_ret) : "succeeded");
+	EXPECT_TRUE(event_gone_within(FAULT_OTHER, 10000, &took, &del_ret));
+	sh->op_err = 0;
+	sh->op_failed[0] = '\0';
+	memset(sh->op_pending, 0, sizeof(sh->op_pending));
+	r = bounded(sh, &holder, NULL, FAULT_PHASE_LIMIT_MS);
+	EXPECT_EQ(0, r) TH_LOG("after the release, another process %s: %s%s",
+			       r < 0 ? "hung in" : "failed:", r < 0 ? sh->op_pending[0] : sh->op_failed,
+			       r < 0 ? sh->op_pending[1] : "");
+	EXPECT_TRUE(event_gone_within(FAULT_EVENT, 10000, &took, &del_ret));
+	EXPECT_TRUE(event_gone_within(FAULT_OTHER, 10000, &took, &del_ret));
+}
+
+TEST_F_TIMEOUT(enabler, fault_in_dontneed, 240)
+{
+	fault_isolation(_metadata, 0);
+}
+
+TEST_F_TIMEOUT(enabler, fault_in_userfaultfd, 240)
+{
+	fault_isolation(_metadata, 1);
+}
+
+/* -------------------------------------------------------------------------------------------- */
+/* 4. many threads, each its own scope */
+
+#define MT_EVENT "__rue_en_mt"
+#define MT_PROCS 8
+#define MT_THREADS 250
+#define MT_FORK_EVERY 8		/* every eighth thread forks (forks from 250-thread processes are slow under TCG) */
+#define MT_STACK (32 * 1024)
+#define MT_LIMIT_MS (90 * 1000)
+
+struct mt_arg {
+	int fd, idx, err;
+	volatile __u32 *word;
+	pthread_barrier_t *barrier;
+};
+
+/* Registers its own word (a scope of its own), may fork a child that exits, and exits. */
+static void *mt_thread(void *p)
+{
+	struct mt_arg *a = p;
+	int status;
+	pid_t pid;
+
+	if (reg_word(a->fd, MT_EVENT " u32 x", a->word, 0))
+		a->err = 1;
+	else if (*a->word != 1)
+		a->err = 2;	/* enabled throughout: REG writes the bit */
+	pthread_barrier_wait(a->barrier);
+	if (a->idx % MT_FORK_EVERY == 0) {
+		pid = fork();
+		if (pid == 0) {
+			/* Every other child checks it inherited its thread's enabler. */
+			if (a->idx % (2 * MT_FORK_EVERY) == 0)
+				_exit(!a->err && unreg_word(a->fd, a->word, 0) ? 1 : 0);
+			_exit(0);
+		}
+		if (pid < 0)
+			a->err = a->err ?: 3;
+		else if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status) ||
+			 WEXITSTATUS(status))
+			a->err = a->err ?: 4;
+	}
+	/* Odd threads unregister; even ones exit with their enabler registered. */
+	if (a->idx % 2 && !a->err && unreg_word(a->fd, a->word, 0))
+		a->err = 5;
+	return NULL;
+}
+
+/* One process: MT_THREADS threads, none of them in the main thread's scope (it has none). */
+static int mt_process(void)
+{
+	static struct mt_arg args[MT_THREADS];
+	static pthread_t threads[MT_THREADS];
+	volatile __u32 *words = mmap(NULL, MT_THREADS * 64, PROT_READ | PROT_WRITE,
+				     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	/* The stacks in one mapping: a fork copies one VMA, not 250 (8x faster under TCG). */
+	char *stacks = mmap(NULL, (size_t)MT_THREADS * MT_STACK, PROT_READ | PROT_WRITE,
+			    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	pthread_barrier_t barrier;
+	pthread_attr_t attr;
+	int fd = open(DATA_FILE, O_RDWR), created = 0, errors = 0;
+
+	if (fd < 0 || words == MAP_FAILED || stacks == MAP_FAILED)
+		return 200;
+	pthread_attr_init(&attr);
+	pthread_barrier_init(&barrier, NULL, MT_THREADS);
+	for (int i = 0; i < MT_THREADS; i++) {
+		args[i] = (struct mt_arg){ .fd = fd, .idx = i, .word = &words[i * 16],
+					   .barrier = &barrier };
+		pthread_attr_setstack(&attr, stacks + (size_t)i * MT_STACK, MT_STACK);
+		if (pthread_create(&threads[i], &attr, mt_thread, &args[i]))
+			break;
+		created++;
+	}
+	if (created < MT_THREADS)
+		return 201;	/* the others wait at the barrier forever: exit kills them */
+	for (int i = 0; i < MT_THREADS; i++) {
+		pthread_join(threads[i], NULL);
+		errors += !!args[i].err;
+	}
+	close(fd);
+	return errors > 199 ? 199 : errors;
+}
+
+TEST_F_TIMEOUT(enabler, many_threads_with_scopes, 300)
+{
+	volatile __u32 word = 0;
+	int fd = open(DATA_FILE, O_RDWR), status, failed = 0, del_ret;
+	pid_t pids[MT_PROCS];
+	long long start, took;
+
+	/* The event exists and is enabled before anyone registers; ftrace keeps it. */
+	ASSERT_NE(-1, fd);
+	ASSERT_EQ(0, reg_word(fd, MT_EVENT " u32 x", &word, 0));
+	ASSERT_EQ(0, set_enable(MT_EVENT, "1"));
+	ASSERT_EQ(0, unreg_word(fd, &word, 0));
+	close(fd);
+
+	start = now_ms();
+	fflush(stdout);
+	fflush(stderr);
+	for (int p = 0; p < MT_PROCS; p++) {
+		pids[p] = fork();
+		ASSERT_NE(-1, pids[p]);
+		if (pids[p] == 0) {
+			die_with_parent();
+			_exit(mt_process());
+		}
+	}
+	for (int p = 0; p < MT_PROCS; p++) {
+		int left = MT_LIMIT_MS - (int)(now_ms() - start), r;
+
+		r = wait_pid_ms(pids[p], left > 0 ? left : 1, &status);
+		if (r != 1) {
+			TH_LOG("processes %d..%d did not finish within %d ms", p, MT_PROCS - 1,
+			       MT_LIMIT_MS);
+			for (int q = p; q < MT_PROCS; q++)
+				kill(pids[q], SIGKILL);
+			for (int q = p; q < MT_PROCS; q++)
+				if (wait_pid_ms(pids[q], 10000, &status) != 1)
+					TH_LOG("process %d still there 10 s after SIGKILL", q);
+			failed += MT_PROCS - p;
+			break;
+		}
+		if (!WIFEXITED(status) || WEXITSTATUS(status)) {
+			TH_LOG("process %d: status 0x%x (%d threads failed, or 200: setup, 201: thread creation)",
+			       p, status, WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+			failed++;
+		}
+	}
+	took = now_ms() - start;
+	ksft_print_msg("%s: %d processes x %d threads registered (each its own scope), %d forked, all exited in %lld ms\n",
+		       MT_EVENT, MT_PROCS, MT_THREADS, MT_PROCS * MT_THREADS / MT_FORK_EVERY, took);
+	EXPECT_EQ(0, failed);
+	EXPECT_GT(MT_LIMIT_MS, took);
+	/* Nothing lost: with ftrace detached, no enabler or file is left to keep the event. */
+	EXPECT_EQ(0, set_enable(MT_EVENT, "0"));
+	EXPECT_TRUE(event_gone_within(MT_EVENT, 20000, &took, &del_ret))
+		TH_LOG("%s not deleted 20 s after every process exited; DIAG_IOCSDEL: %s", MT_EVENT,
+		       del_ret ? strerror(-del_ret) : "succeeded");
+	ksft_print_msg("%s: event gone %lld ms after the last exit\n", MT_EVENT, took);
+}
+
+TEST_HARNESS_MAIN
