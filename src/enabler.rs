@@ -192,16 +192,16 @@ impl Scope {
     /// Waits until a forked child's copy of its parent's enablers ran.
     ///
     /// A child that registers or unregisters at once must first see what it inherited. The
-    /// wait is interruptible (`ERESTARTSYS`) and waits for this scope's copy only. Called
+    /// wait is uninterruptible, so REG and UNREG never return an errno upstream does not (an
+    /// interruptible wait would give `EINTR` to a program with a signal handler), and bounded:
+    /// the copy runs on the lifecycle queue, which never waits for user space, and takes time
+    /// linear in the parent's enablers. It waits for this scope's copy only and is called
     /// without `reg_mutex` or `event_mutex` held: the copy takes `event_mutex`.
-    pub(crate) fn wait_for_copy(&self) -> Result {
+    pub(crate) fn wait_for_copy(&self) {
         let mut fork = self.fork.lock();
         while !fork.copied {
-            if self.copy_done.wait_interruptible(&mut fork) {
-                return Err(ERESTARTSYS);
-            }
+            self.copy_done.wait(&mut fork);
         }
-        Ok(())
     }
 
     /// Queues the copy of the parent's enablers into this forked child.
