@@ -34,37 +34,67 @@ pub(crate) const DEFAULT_MAX_USER_EVENTS: u32 = 32768;
 /// `kernel.user_events_max`: creating an event past this many fails with `EMFILE`.
 pub(crate) static MAX_USER_EVENTS: AtomicU32 = AtomicU32::new(DEFAULT_MAX_USER_EVENTS);
 
-/// A registered event in the table.
-#[derive(Clone, Copy)]
-pub(crate) struct EventPtr {
-    ptr: NonNull<UserEvent>,
-    bucket: u8,
-}
+/// Buckets of the event table: upstream's `DECLARE_HASHTABLE(register_table, 8)`.
+const BUCKETS: usize = 1 << 8;
 
-// SAFETY: Events are `Send + Sync`; the pointer is only dereferenced under the rules of
-// `UserEvent`'s lifetime (it is in the table, so it is registered).
-unsafe impl Send for EventPtr {}
-
-impl EventPtr {
-    /// The event; valid while it is in the table.
-    pub(crate) fn get(&self) -> &UserEvent {
-        // SAFETY: An event in the table is registered and not freed before it is removed from
-        // the table under `event_mutex`.
-        unsafe { self.ptr.as_ref() }
-    }
-}
+/// Length of the longest consumer suffix of a status line, `" # Used by ftrace perf other"`.
+const STATUS_SUFFIX_MAX: usize = 28;
 
 /// Everything under `event_mutex`.
 pub(crate) struct GroupState {
-    /// Events in creation order.
-    events: KVec<EventPtr>,
+    /// Registered events by [`jhash::bucket`] of their name, each bucket in creation order, as
+    /// upstream's hash table: a lookup visits one bucket, the status file lists bucket by
+    /// bucket, newest first. An event is registered and not freed while it is in a bucket.
+    buckets: [KVec<NonNull<UserEvent>>; BUCKETS],
+    /// Number of events in the table.
+    count: usize,
+    /// Bytes of the status file's event lines without their consumer suffix: its size estimate.
+    name_bytes: usize,
     /// Next multi-format id; consumed even by failed creations (quirk Q8, kept).
     multi_id: u64,
 }
 
+// SAFETY: The pointers name events, which are `Send + Sync`; they are only dereferenced under
+// `event_mutex`, while the event is in the table and therefore not freed.
+unsafe impl Send for GroupState {}
+
+impl GroupState {
+    /// The bucket of events named `name`.
+    fn bucket(&mut self, name: &str) -> &mut KVec<NonNull<UserEvent>> {
+        &mut self.buckets[usize::from(jhash::bucket(name.as_bytes()))]
+    }
+
+    /// The event at `ptr`, which is in the table.
+    fn event(&self, ptr: NonNull<UserEvent>) -> &UserEvent {
+        // SAFETY: An event in the table is registered and not freed before it leaves the
+        // table, which takes `&mut self`.
+        unsafe { ptr.as_ref() }
+    }
+
+    /// The events registered as `name`, oldest first.
+    fn named<'a>(
+        &'a self,
+        name: &'a str,
+    ) -> impl DoubleEndedIterator<Item = (NonNull<UserEvent>, &'a UserEvent)> + 'a {
+        self.buckets[usize::from(jhash::bucket(name.as_bytes()))]
+            .iter()
+            .map(|&ptr| (ptr, self.event(ptr)))
+            .filter(move |(_, ev)| ev.reg_name() == name)
+    }
+
+    /// Every event, bucket by bucket and newest first in each: upstream's `hash_for_each`.
+    fn in_hash_order(&self) -> impl Iterator<Item = &UserEvent> {
+        self.buckets
+            .iter()
+            .flat_map(|bucket| bucket.iter().rev().map(|&ptr| self.event(ptr)))
+    }
+}
+
 /// The group's state; a global because the tracing core's callbacks reach it without context.
 pub(crate) static STATE: EventLocked<GroupState> = EventLocked::new(GroupState {
-    events: KVec::new(),
+    buckets: [const { KVec::new() }; BUCKETS],
+    count: 0,
+    name_bytes: 0,
     multi_id: 0,
 });
 
@@ -87,22 +117,27 @@ impl Group {
         )
     }
 
-    /// Writes the text of `user_events_status`, in upstream's hash-table order (Q11).
-    pub(crate) fn show_status(&self, out: &mut impl fmt::Write) -> fmt::Result {
+    /// An upper bound of the size of `user_events_status`'s text, for sizing its buffer once.
+    pub(crate) fn status_size(&self) -> usize {
         let mut held = Held::lock();
         let state = STATE.get(&mut held);
-        let events = (0..=255u8).flat_map(|b| {
-            state
-                .events
-                .iter()
-                .rev()
-                .filter(move |e| e.bucket == b)
-                .map(|e| {
-                    let ev = e.get();
-                    (ev.tp_name(), probes_status(ev.status()))
-                })
+        // The tail is "\nActive: N\nBusy: N\n" with N < 2^32.
+        state.name_bytes + state.count * STATUS_SUFFIX_MAX + 32
+    }
+
+    /// Writes the text of `user_events_status`, in upstream's hash-table order (Q11).
+    ///
+    /// `event_mutex` is held only while [`Listing::take`] counts a reference on each event and
+    /// reads its status; the text is written after it is released.
+    pub(crate) fn show_status(&self, out: &mut impl fmt::Write) -> Result {
+        let listing = Listing::take()?;
+        let events = listing.0.iter().map(|&(ptr, bits)| {
+            // SAFETY: The listing holds a reference on the event, so it is not freed.
+            (unsafe { ptr.as_ref() }.tp_name(), probes_status(bits))
         });
-        status::write_status(out, events)
+        // The writer cannot fail: a seq_file counts its own overflow.
+        let _ = status::write_status(out, events);
+        Ok(())
     }
 
     /// Finds the event `name_args` describes, or creates it (upstream `user_event_parse_cmd`).
@@ -133,18 +168,20 @@ impl Group {
         // Parsing allocates; upstream does it before taking event_mutex, but nothing here can
         // sleep on user memory, so holding it keeps find-then-insert atomic.
         let event = UserEvent::new(cmd.name, cmd.args, reg_flags, multi_id)?;
-        let count = STATE.get(&mut held).events.len();
-        if count >= MAX_USER_EVENTS.load(Ordering::Relaxed) as usize {
+        let state = STATE.get(&mut held);
+        if state.count >= MAX_USER_EVENTS.load(Ordering::Relaxed) as usize {
             return Err(EMFILE);
         }
-        STATE.get(&mut held).events.reserve(1, GFP_KERNEL)?;
-        let bucket = jhash::bucket(cmd.name.as_bytes());
+        state.bucket(cmd.name).reserve(1, GFP_KERNEL)?;
         let ptr = UserEvent::register(event, &mut held)?;
+        let state = STATE.get(&mut held);
+        // SAFETY: Just registered, not freed before it leaves the table.
+        state.name_bytes += unsafe { ptr.as_ref() }.tp_name().len() + 1;
+        state.count += 1;
         // PANIC: Capacity was reserved above, so this push cannot fail.
-        STATE
-            .get(&mut held)
-            .events
-            .push(EventPtr { ptr, bucket }, GFP_KERNEL)
+        state
+            .bucket(cmd.name)
+            .push(ptr, GFP_KERNEL)
             .expect("reserved");
         Ok(ptr)
     }
@@ -156,23 +193,17 @@ impl Group {
         loop {
             // Newest first, as upstream's hash bucket (`hash_add` puts new entries at its head):
             // with several same-named events, the first one met decides `EBUSY` vs `EPERM`.
-            let next = STATE
-                .get(&mut held)
-                .events
-                .iter()
-                .rev()
-                .copied()
-                .find(|e| e.get().reg_name() == name);
-            let Some(e) = next else { break };
+            let Some((ptr, ev)) = STATE.get(&mut held).named(name).next_back() else {
+                break;
+            };
             found = true;
-            let ev = e.get();
             if !ev.is_last_ref() {
                 return Err(EBUSY);
             }
             if ev.is_persist() && !perfmon_capable() {
                 return Err(EPERM);
             }
-            unlink_and_free(e.ptr, &mut held)?;
+            unlink_and_free(ptr, &mut held)?;
         }
         if found {
             Ok(())
@@ -189,14 +220,13 @@ fn find(
     args: &str,
     multi: bool,
 ) -> Result<Option<NonNull<UserEvent>>> {
-    for e in STATE.get(held).events.iter() {
-        let ev = e.get();
-        if ev.is_multi() != multi || ev.reg_name() != name {
+    for (ptr, ev) in STATE.get(held).named(name) {
+        if ev.is_multi() != multi {
             continue;
         }
         if matching::fields_match(ev.field_tuples(), args, true) {
             ev.get();
-            return Ok(Some(e.ptr));
+            return Ok(Some(ptr));
         }
         if !multi {
             return Err(EADDRINUSE);
@@ -212,9 +242,15 @@ pub(crate) fn unlink_and_free(ptr: NonNull<UserEvent>, held: &mut Held) -> Resul
     unsafe { UserEvent::unregister(ptr, held)? };
     // SAFETY: `ptr` is registered, its `dyn_event` initialised.
     unsafe { crate::dyn_events::remove(ptr.as_ref().devent(), held) };
-    let events = &mut STATE.get(held).events;
-    if let Some(i) = events.iter().position(|e| e.ptr == ptr) {
-        events.remove(i)?;
+    let state = STATE.get(held);
+    // SAFETY: Still in the table (unregistered, not freed).
+    let ev = unsafe { ptr.as_ref() };
+    let name_bytes = ev.tp_name().len() + 1;
+    let bucket = state.bucket(ev.reg_name());
+    if let Some(i) = bucket.iter().position(|&e| e == ptr) {
+        bucket.remove(i)?;
+        state.count -= 1;
+        state.name_bytes -= name_bytes;
     }
     // SAFETY: Unregistered and unlinked; the caller held the last reference.
     unsafe { UserEvent::free(ptr) };
@@ -239,14 +275,56 @@ pub(crate) fn destroy_event(ptr: NonNull<UserEvent>, held: &mut Held) {
     }
 }
 
+/// Every event in hash-table order with its status bits, each with a reference held.
+///
+/// # Invariants
+///
+/// The list holds one reference on each event in it, dropped in `drop`.
+struct Listing(KVVec<(NonNull<UserEvent>, u8)>);
+
+impl Listing {
+    /// Takes the list. Allocates outside `event_mutex`, for the number of events seen before.
+    fn take() -> Result<Self> {
+        let mut want = STATE.get(&mut Held::lock()).count;
+        loop {
+            let mut events = KVVec::with_capacity(want + 64, GFP_KERNEL)?;
+            let mut held = Held::lock();
+            let state = STATE.get(&mut held);
+            if state.count > events.capacity() {
+                want = state.count;
+                continue;
+            }
+            for ev in state.in_hash_order() {
+                // PANIC: Capacity for every event was reserved above.
+                events
+                    .push((NonNull::from(ev), ev.status()), GFP_KERNEL)
+                    .expect("reserved");
+                ev.get();
+            }
+            // INVARIANT: One reference was taken for each entry.
+            return Ok(Self(events));
+        }
+    }
+}
+
+impl Drop for Listing {
+    fn drop(&mut self) {
+        for &(ptr, _) in self.0.iter() {
+            // SAFETY: The reference taken in `take` keeps the event alive until this put.
+            unsafe { ptr.as_ref() }.put();
+        }
+    }
+}
+
 /// Frees the table's own allocations when dropped at module exit, when no event is left.
 pub(crate) struct StateOwner;
 
 impl Drop for StateOwner {
     fn drop(&mut self) {
         let mut held = Held::lock();
-        let state = STATE.get(&mut held);
-        state.events = KVec::new();
+        for bucket in STATE.get(&mut held).buckets.iter_mut() {
+            *bucket = KVec::new();
+        }
     }
 }
 
