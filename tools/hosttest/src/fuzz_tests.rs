@@ -10,7 +10,11 @@
 //! `make host-fuzz` runs them in release mode with 10,000,000 inputs each. When an input fails,
 //! the test prints the run's seed, the iteration, the input's own seed and the input, escaped;
 //! `RUE_FUZZ_SEED=<input seed> RUE_FUZZ_ITERS=1` repeats exactly that input.
+//!
+//! Every input that ever failed goes into [`REGRESSIONS`] (`fuzz_regressions.rs`), which
+//! every `cargo test` checks.
 
+use crate::fuzz_regressions::REGRESSIONS;
 use crate::logic::grammar::{fields, min_size, parse_command, FieldSpec, Validator, FIELD_END_MAX};
 use crate::logic::matching::fields_match;
 use crate::logic::print_fmt::write_print_fmt;
@@ -118,6 +122,17 @@ impl Run {
 impl Drop for Run {
     fn drop(&mut self) {
         if !std::thread::panicking() {
+            return;
+        }
+        if self.property == REGRESSIONS_TEST {
+            std::eprintln!(
+                "{}: entry {} of tools/hosttest/src/fuzz_regressions.rs failed\n\
+                 input: ({:?}, b\"{}\")",
+                self.property,
+                self.iteration,
+                self.cmd,
+                self.record.escape_ascii(),
+            );
             return;
         }
         if !self.checking {
@@ -765,4 +780,36 @@ fn records_that_validate_print_within_bounds() {
         assert!(parsed * 4 > run.iters * 3, "{parsed}");
         assert!(validated * 3 > run.iters, "{validated}");
     }
+}
+
+/// Name of the test of the regression corpus, which prints its failures differently.
+const REGRESSIONS_TEST: &str = "regressions_still_pass";
+
+#[test]
+fn regressions_still_pass() {
+    // Not `Run::new()`: the corpus ignores `RUE_FUZZ_SEED` and `RUE_FUZZ_ITERS`.
+    let mut run = Run {
+        property: REGRESSIONS_TEST,
+        seed: 1,
+        iters: REGRESSIONS.len() as u64,
+        default_iters: REGRESSIONS.len() as u64,
+        iteration: 0,
+        input_seed: 1,
+        cmd: String::new(),
+        record: Vec::new(),
+        checking: true,
+    };
+    let mut scratch = Scratch::default();
+    let mut parsed = 0;
+    for (i, &(cmd, record)) in REGRESSIONS.iter().enumerate() {
+        run.iteration = i as u64;
+        run.cmd.clear();
+        run.cmd.push_str(cmd);
+        run.record.clear();
+        run.record.extend_from_slice(record);
+        parsed += usize::from(check_case(cmd, record, true, &mut scratch).parsed);
+    }
+    run.done();
+    // The corpus is there, and not only rejected commands.
+    assert!(parsed > 20, "{parsed} of {}", REGRESSIONS.len());
 }
