@@ -113,9 +113,20 @@ impl Run {
         self.iters >= self.default_iters
     }
 
-    /// Ends the inputs; what fails after this is the run's coverage check.
-    fn done(&mut self) {
+    /// Ends the inputs, and prints what the run saw (`cargo test -- --nocapture` shows it);
+    /// what fails after this is the run's coverage check.
+    fn done(&mut self, seen: fmt::Arguments<'_>) {
         self.checking = false;
+        if self.property == REGRESSIONS_TEST {
+            std::eprintln!("{}: {} entries: {seen}", self.property, self.iters);
+        } else {
+            std::eprintln!(
+                "{}: {} inputs from RUE_FUZZ_SEED={:#x}: {seen}",
+                self.property,
+                self.iters,
+                self.seed,
+            );
+        }
     }
 }
 
@@ -701,7 +712,7 @@ fn arbitrary_commands_never_break_the_logic() {
             parsed += 1;
         }
     }
-    run.done();
+    run.done(format_args!("{parsed} parsed"));
     // The generator reaches the accepting paths, not just the errors (90,324 in the default
     // run).
     if run.full() {
@@ -744,7 +755,7 @@ fn arbitrary_records_validate_only_in_bounds() {
             valid += 1;
         }
     }
-    run.done();
+    run.done(format_args!("{valid} valid"));
     // Some records pass (75 in the default run), so the bounds checks above ran.
     if run.full() {
         assert!(valid * 2000 > run.iters, "{valid}");
@@ -773,7 +784,7 @@ fn records_that_validate_print_within_bounds() {
         parsed += u64::from(seen.parsed);
         validated += u64::from(seen.validated);
     }
-    run.done();
+    run.done(format_args!("{parsed} parsed, {validated} validated"));
     // Most field lists parse, and many records with loc fields validate (4,278 and 2,229 in
     // the default run).
     if run.full() {
@@ -809,7 +820,7 @@ fn regressions_still_pass() {
         run.record.extend_from_slice(record);
         parsed += usize::from(check_case(cmd, record, true, &mut scratch).parsed);
     }
-    run.done();
+    run.done(format_args!("{parsed} parsed"));
     // The corpus is there, and not only rejected commands.
     assert!(parsed > 20, "{parsed} of {}", REGRESSIONS.len());
 }
