@@ -21,7 +21,7 @@ else
 kdir = $$(bash $(TOOLS)/kernel/build.sh)
 endif
 
-.PHONY: all modules setup kernel clippy host-test check demo conformance fuzz vm debian install uninstall purge clean
+.PHONY: all modules setup kernel clippy host-test host-fuzz check demo conformance fuzz vm debian install uninstall purge clean
 
 all: modules
 
@@ -56,6 +56,16 @@ purge:
 
 host-test: setup
 	cargo test --workspace
+
+# The fuzz properties of the pure logic (tools/hosttest/src/fuzz_tests.rs) at
+# length: an optimised build that keeps overflow checks and debug assertions,
+# RUE_FUZZ_ITERS inputs per property (10,000,000), RUE_FUZZ_SEED to repeat an
+# input a failure printed. See README.md.
+RUE_FUZZ_ITERS ?= 10000000
+host-fuzz: setup
+	RUE_FUZZ_ITERS='$(RUE_FUZZ_ITERS)' RUE_FUZZ_SEED='$(RUE_FUZZ_SEED)' \
+	CARGO_PROFILE_RELEASE_OVERFLOW_CHECKS=true CARGO_PROFILE_RELEASE_DEBUG_ASSERTIONS=true \
+		cargo test --release -p rue-hosttest fuzz_tests:: -- --nocapture
 
 check: modules
 	@bash $(TOOLS)/check.sh "$(kdir)"

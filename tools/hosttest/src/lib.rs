@@ -17,11 +17,13 @@ mod abi_tests;
 #[cfg(test)]
 mod enable_tests;
 #[cfg(test)]
-mod jhash_tests;
+mod fuzz_regressions;
 #[cfg(test)]
 mod fuzz_tests;
 #[cfg(test)]
 mod grammar_tests;
+#[cfg(test)]
+mod jhash_tests;
 #[cfg(test)]
 mod matching_tests;
 #[cfg(test)]
