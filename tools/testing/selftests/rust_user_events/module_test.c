@@ -15,12 +15,18 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
+#include <linux/bpf.h>
 
 #include "kselftest_harness.h"
-#include "rue_helpers.h"
+#include "rue_perf.h"
 
 #define DATA_FILE "/sys/kernel/tracing/user_events_data"
 #define STATUS_FILE "/sys/kernel/tracing/user_events_status"
@@ -176,6 +182,198 @@ TEST_F_TIMEOUT(cycles, load_unload_cycles, 600)
 		fd = open(DATA_FILE, O_RDWR);
 		ASSERT_NE(-1, fd) TH_LOG("cycle %d", i);
 		close(fd);
+	}
+}
+
+/*
+ * Unload under load. Worker processes keep registering, writing, forking
+ * (children REG, UNREG and exit: fork copies), dropping their enable page
+ * (fault-ins) and opening the files, while another toggles the events in
+ * ftrace and perf events with a BPF program are attached. Every rmmod then is
+ * refused and leaves everything working. Then perf and BPF are detached and
+ * the workers killed, with fork copies, fault-ins, teardowns and destroys
+ * pending: rmmod is refused until the last event is gone and then succeeds,
+ * leaving no file, no u: type and no event; the VM checks the kernel log and
+ * kmemleak afterwards. Opens never race a successful rmmod here: that window is
+ * documented (Documentation/design.md, "Loading").
+ */
+#define UL_WORKERS 3
+#define UL_CYCLES 4
+
+static long sys_bpf(int cmd, union bpf_attr *attr)
+{
+	return syscall(__NR_bpf, cmd, attr, sizeof(*attr));
+}
+
+/* "return 0": a tracepoint program that only has to be attached. */
+static int load_bpf_nop(void)
+{
+	static const struct bpf_insn insns[] = {
+		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0, .imm = 0 },
+		{ .code = BPF_JMP | BPF_EXIT },
+	};
+	union bpf_attr attr = {
+		.prog_type = BPF_PROG_TYPE_TRACEPOINT,
+		.insn_cnt = 2,
+		.insns = (__u64)(uintptr_t)insns,
+		.license = (__u64)(uintptr_t)"GPL",
+	};
+
+	return sys_bpf(BPF_PROG_LOAD, &attr);
+}
+
+/* A worker: runs until killed, in its own process group with its children. */
+static void __attribute__((noreturn)) ul_worker(int k)
+{
+	char name[64], payload[8] = "load";
+	long page = sysconf(_SC_PAGESIZE);
+	__u32 *word = mmap(NULL, page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	int data = open(DATA_FILE, O_RDWR);
+	int index;
+
+	snprintf(name, sizeof(name), "__rue_ul_%d u32 a", k);
+	if (word == MAP_FAILED || data < 0 || (index = rue_reg(data, name, word, 0)) < 0)
+		_exit(1);
+	for (unsigned int i = 0;; i++) {
+		int fd;
+
+		rue_emit(data, index, payload, sizeof(payload));
+		if (i % 16 == 0) {
+			pid_t child = fork();
+
+			if (child == 0) {
+				/* The copy of the parent's enabler, then one of its own. */
+				rue_reg(data, name, word, 1);
+				rue_unreg(data, word, 1);
+				_exit(0);
+			}
+			if (child > 0)
+				waitpid(child, NULL, 0);
+		}
+		if (i % 8 == 4)
+			madvise(word, page, MADV_DONTNEED);	/* the next bit write faults it in */
+		fd = open(i % 2 ? STATUS_FILE : DATA_FILE, O_RDONLY);
+		if (fd >= 0)
+			close(fd);
+	}
+}
+
+/* Toggles every worker's event in ftrace until killed. */
+static void __attribute__((noreturn)) ul_toggler(void)
+{
+	char path[128];
+
+	for (unsigned int i = 0;; i++) {
+		snprintf(path, sizeof(path), EVENTS_DIR "__rue_ul_%u/enable", i % UL_WORKERS);
+		write_file(path, i % 2 ? "0" : "1");
+	}
+}
+
+static pid_t ul_spawn(int k)
+{
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		setpgid(0, 0);
+		if (k < 0)
+			ul_toggler();
+		ul_worker(k);
+	}
+	if (pid > 0)
+		setpgid(pid, pid);
+	return pid;
+}
+
+static int ul_events_exist(void)
+{
+	char path[128];
+
+	for (int k = 0; k < UL_WORKERS; k++) {
+		snprintf(path, sizeof(path), EVENTS_DIR "__rue_ul_%d", k);
+		if (!exists(path))
+			return 0;
+	}
+	return 1;
+}
+
+static double ul_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+TEST_F_TIMEOUT(cycles, unload_under_load, 900)
+{
+	for (int cycle = 0; cycle < UL_CYCLES; cycle++) {
+		struct perf_handle perf[UL_WORKERS];
+		pid_t pids[UL_WORKERS + 1];
+		int bpf = load_bpf_nop(), refused = 0;
+		double until;
+		int ret;
+
+		ASSERT_LE(0, bpf) TH_LOG("BPF_PROG_LOAD: %s", strerror(errno));
+		for (int k = 0; k < UL_WORKERS; k++)
+			ASSERT_LT(0, pids[k] = ul_spawn(k));
+		ASSERT_LT(0, pids[UL_WORKERS] = ul_spawn(-1));
+		for (until = ul_now() + 60; !ul_events_exist() && ul_now() < until;)
+			usleep(10000);
+		ASSERT_TRUE(ul_events_exist()) TH_LOG("cycle %d: the workers' events", cycle);
+		for (int k = 0; k < UL_WORKERS; k++) {
+			char name[32];
+
+			snprintf(name, sizeof(name), "__rue_ul_%d", k);
+			ASSERT_EQ(0, perf_open(&perf[k], name, -1, k % 2, 1)) TH_LOG("cycle %d", cycle);
+			ASSERT_EQ(0, ioctl(perf[k].fd, PERF_EVENT_IOC_SET_BPF, bpf));
+			ASSERT_EQ(0, ioctl(perf[k].fd, PERF_EVENT_IOC_ENABLE, 0));
+		}
+
+		/* Loaded: every attempt is refused, and everything still works. */
+		for (int i = 0; i < 20; i++) {
+			ASSERT_EQ(-EWOULDBLOCK, unload()) TH_LOG("cycle %d attempt %d", cycle, i);
+			usleep(20000);
+		}
+		ASSERT_TRUE(exists(DATA_FILE));
+		ASSERT_TRUE(exists(STATUS_FILE));
+		ASSERT_TRUE(ul_events_exist());
+
+		/* Detach, kill with work pending; rmmod succeeds once the last event went. */
+		for (int k = 0; k < UL_WORKERS; k++)
+			perf_close(&perf[k]);
+		close(bpf);
+		for (int k = 0; k <= UL_WORKERS; k++)
+			kill(-pids[k], SIGKILL);
+		for (int k = 0; k <= UL_WORKERS; k++)
+			waitpid(pids[k], NULL, 0);
+		/* The toggler may have left an event enabled, which holds it; or it is gone. */
+		for (int k = 0; k < UL_WORKERS; k++) {
+			char path[128];
+			int err;
+
+			snprintf(path, sizeof(path), EVENTS_DIR "__rue_ul_%d/enable", k);
+			err = write_file(path, "0");
+			ASSERT_TRUE(err == 0 || err == -ENOENT) TH_LOG("%s: %s", path, strerror(-err));
+		}
+		for (until = ul_now() + 60; (ret = unload()) == -EWOULDBLOCK && ul_now() < until; refused++)
+			usleep(5000);
+		if (ret) {
+			static char buf[8192];
+
+			if (read_file(STATUS_FILE, buf, sizeof(buf)) > 0)
+				TH_LOG("user_events_status:\n%s", buf);
+			if (read_file("/sys/kernel/tracing/user_events_stats", buf, sizeof(buf)) > 0)
+				TH_LOG("user_events_stats:\n%s", buf);
+		}
+		ASSERT_EQ(0, ret) TH_LOG("cycle %d: rmmod after the load: %s", cycle, strerror(-ret));
+		TH_LOG("cycle %d: rmmod refused %d times while the last events went", cycle, refused);
+		EXPECT_FALSE(exists(DATA_FILE));
+		EXPECT_FALSE(exists(STATUS_FILE));
+		EXPECT_FALSE(exists(EVENTS_DIR "__rue_ul_0"));
+		EXPECT_EQ(0, module_listed(MODULE_NAME));
+		EXPECT_EQ(-EINVAL, dyn_write("u:__rue_ul_0 u32 a"));
+		ASSERT_EQ(0, load(module_path())) TH_LOG("cycle %d", cycle);
+		ASSERT_TRUE(exists(DATA_FILE));
 	}
 }
 
