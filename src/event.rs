@@ -441,12 +441,11 @@ impl UserEvent {
         unsafe { bindings::rue_trace_event_dyn_busy(self.call.get()) }
     }
 
-    /// A destroy the core still blocks ([`Self::core_busy`]): keep the reference and try again
-    /// shortly. Only the core's own, short-lived references cause this (a trigger's is dropped
-    /// once its removal is synchronised), and the pending retry pins the module.
-    pub(crate) fn retry_destroy(&self) {
+    /// A destroy that could not run now: keep the reference and try again later. The pending
+    /// retry pins the module (the event does).
+    pub(crate) fn retry_destroy(&self, why: DestroyRetry) {
         self.revive();
-        self.queue_destroy(DESTROY_RETRY_JIFFIES);
+        self.queue_destroy(why.delay());
     }
 
     /// Removes the event from the tracing core (first half of `destroy_user_event`).
@@ -496,8 +495,26 @@ fn with_root_fsuid(f: impl FnOnce() -> c_int) -> c_int {
     ret
 }
 
-/// How long a destroy blocked by the core's own references waits before trying again.
-const DESTROY_RETRY_JIFFIES: c_ulong = (bindings::HZ / 10) as c_ulong;
+/// Why a delayed destroy tries again.
+#[derive(Clone, Copy)]
+pub(crate) enum DestroyRetry {
+    /// The tracing core holds references of its own ([`UserEvent::core_busy`]): short-lived
+    /// (a trigger's is dropped once its removal is synchronised).
+    CoreBusy,
+    /// Removing the event from the core failed (an allocation).
+    Failed,
+}
+
+impl DestroyRetry {
+    /// Jiffies until the next try.
+    fn delay(self) -> c_ulong {
+        let delay = match self {
+            Self::CoreBusy => bindings::HZ / 10,
+            Self::Failed => bindings::HZ,
+        };
+        delay as c_ulong
+    }
+}
 
 /// The delayed destroy (`delayed_destroy_user_event`).
 ///

@@ -12,7 +12,7 @@
 //! * Order: `reg_mutex` → `event_mutex`.
 
 use crate::{
-    event::{UserEvent, REG_MULTI_FORMAT, REG_PERSIST},
+    event::{DestroyRetry, UserEvent, REG_MULTI_FORMAT, REG_PERSIST},
     event_mutex::{EventLocked, Held},
     logic::{grammar, jhash, matching, status},
 };
@@ -262,16 +262,16 @@ pub(crate) fn destroy_event(ptr: NonNull<UserEvent>, held: &mut Held) {
     // SAFETY: Still registered and in the table: the count just dropped to zero.
     let ev = unsafe { ptr.as_ref() };
     if ev.core_busy() {
-        ev.retry_destroy();
+        ev.retry_destroy(DestroyRetry::CoreBusy);
         return;
     }
     if unlink_and_free(ptr, held).is_err() {
         pr_warn!("user_events: Unable to delete event\n");
-        // The count is zero here: set it to one, as upstream's `refcount_set(&user->refcnt, 1)`
-        // (raising it from zero would be a refcount "addition on 0" report). The event stays in
-        // the table for a later delete.
+        // Upstream sets the count back to one and leaves the event in the table with a
+        // reference nobody holds: it stays, and pins the module, until someone deletes it. The
+        // failures here are transient (a credential allocation), so try again later instead.
         // SAFETY: Still registered and in the table: `unlink_and_free` failed before freeing.
-        unsafe { ptr.as_ref() }.revive();
+        unsafe { ptr.as_ref() }.retry_destroy(DestroyRetry::Failed);
     }
 }
 
