@@ -125,20 +125,56 @@ pub(crate) unsafe extern "C" fn rue_rust_user_event_reg(
     0
 }
 
-/// The ftrace probe (upstream `user_event_ftrace`): records the payload into the ring buffer
-/// of the ftrace instance `tpdata` stands for.
+/// The ftrace probe (upstream `user_event_ftrace`), as registered on the tracepoint.
+///
+/// The write path recognises this probe and calls [`ftrace_record`] with the payload directly;
+/// this entry point serves any caller with the upstream probe contract.
 ///
 /// # Safety
 ///
-/// Called by [`crate::write`] under the tracepoint read lock with preemption disabled, with a
-/// kernel iterator over an already validated payload, and `tpdata` as registered by
-/// [`rue_rust_user_event_reg`] (a `trace_event_file`).
+/// Called under the tracepoint read lock with preemption disabled, with a kernel iterator over
+/// an already validated payload, and `tpdata` as registered by [`rue_rust_user_event_reg`] (a
+/// `trace_event_file`).
 pub(crate) unsafe extern "C" fn ftrace_probe(
     _event: *mut UserEvent,
     iter: *mut bindings::iov_iter,
     tpdata: *mut c_void,
     _faulted: *mut bool,
 ) {
+    // SAFETY: The caller passes a valid iterator.
+    let count = unsafe { bindings::rue_iov_iter_count(iter) };
+    // SAFETY: As required by `ftrace_record`, guaranteed by the caller; the iterator is a kernel
+    // iterator over `count` validated bytes, so the copy is complete and cannot fault.
+    unsafe {
+        ftrace_emit(tpdata, count, |dst| {
+            bindings::_copy_from_iter(dst.cast(), count, iter);
+        })
+    };
+}
+
+/// Records `payload` into the ring buffer of the ftrace instance `tpdata` stands for.
+///
+/// # Safety
+///
+/// Under the tracepoint read lock with preemption disabled; `tpdata` as registered by
+/// [`rue_rust_user_event_reg`] for ftrace (a `trace_event_file`); `payload` validated.
+pub(crate) unsafe fn ftrace_record(tpdata: *mut c_void, payload: &[u8]) {
+    // SAFETY: Guaranteed by the caller; `dst` has room for `payload.len()` bytes.
+    unsafe {
+        ftrace_emit(tpdata, payload.len(), |dst| {
+            core::ptr::copy_nonoverlapping(payload.as_ptr(), dst, payload.len());
+        })
+    };
+}
+
+/// Reserves `8 + count` bytes in the ring buffer of `tpdata`'s instance, has `fill` write the
+/// `count` payload bytes after the header, and commits.
+///
+/// # Safety
+///
+/// As [`ftrace_record`]; `fill` must write exactly `count` bytes at the pointer it gets.
+#[inline(always)]
+unsafe fn ftrace_emit(tpdata: *mut c_void, count: usize, fill: impl FnOnce(*mut u8)) {
     let file = tpdata.cast::<bindings::trace_event_file>();
     if file.is_null() {
         return;
@@ -151,18 +187,16 @@ pub(crate) unsafe extern "C" fn ftrace_probe(
     {
         return;
     }
-    // SAFETY: The caller passes a valid iterator.
-    let count = unsafe { bindings::rue_iov_iter_count(iter) };
     let mut fbuf = bindings::trace_event_buffer::default();
     // SAFETY: `file` is live; `fbuf` is writable; the size includes the 8-byte header.
     let entry = unsafe { bindings::trace_event_buffer_reserve(&mut fbuf, file, 8 + count) };
     if entry.is_null() {
         return;
     }
-    // SAFETY: `entry` has room for `8 + count` bytes. The iterator is a kernel iterator over
-    // `count` validated bytes, so the copy is complete and cannot fault: nothing is ever
-    // discarded (the discard helper is not exported), and `faulted` is never set.
-    unsafe { bindings::_copy_from_iter(entry.cast::<u8>().add(8).cast(), count, iter) };
+    // The payload is complete and validated, so nothing is ever discarded (the discard helper
+    // is not exported).
+    // SAFETY: `entry` has room for `8 + count` bytes.
+    fill(unsafe { entry.cast::<u8>().add(8) });
     // SAFETY: Reserved above and filled.
     unsafe { bindings::trace_event_buffer_commit(&mut fbuf) };
 }
@@ -170,12 +204,10 @@ pub(crate) unsafe extern "C" fn ftrace_probe(
 /// `PERF_MAX_TRACE_SIZE`: the largest raw sample perf's per-CPU buffers hold.
 const PERF_MAX_TRACE_SIZE: usize = 8192;
 
-/// The perf probe (upstream `user_event_perf`): a raw sample `[trace_entry][payload]` for every
-/// perf event on this CPU, after the BPF programs attached to the event ran on it.
+/// The perf probe (upstream `user_event_perf`), as registered on the tracepoint.
 ///
-/// Upstream submits with `perf_trace_buf_submit()`, which never runs BPF programs (spec §5.5);
-/// `perf_trace_run_bpf_submit()` runs them with the record as their context, then submits to
-/// perf if they let it through and someone listens.
+/// The write path recognises this probe and calls [`perf_record`] with the payload directly;
+/// this entry point serves any caller with the upstream probe contract.
 ///
 /// # Safety
 ///
@@ -186,22 +218,58 @@ pub(crate) unsafe extern "C" fn perf_probe(
     _tpdata: *mut c_void,
     _faulted: *mut bool,
 ) {
-    // SAFETY: The write path passes the registered event.
-    let call = unsafe { (*event).call() };
+    // SAFETY: The caller passes a valid iterator.
+    let count = unsafe { bindings::rue_iov_iter_count(iter) };
+    // SAFETY: The caller passes the registered event, under the conditions `perf_emit` needs;
+    // the kernel iterator over `count` validated bytes cannot fault.
+    unsafe {
+        perf_emit(&*event, count, |dst| {
+            bindings::_copy_from_iter(dst.cast(), count, iter);
+        })
+    };
+}
+
+/// A raw perf sample `[trace_entry][payload]` for every perf event on this CPU, after the BPF
+/// programs attached to the event ran on it.
+///
+/// Upstream submits with `perf_trace_buf_submit()`, which never runs BPF programs (spec §5.5);
+/// `perf_trace_run_bpf_submit()` runs them with the record as their context, then submits to
+/// perf if they let it through and someone listens.
+///
+/// # Safety
+///
+/// Under the tracepoint read lock with preemption disabled; `event` registered; `payload`
+/// validated.
+pub(crate) unsafe fn perf_record(event: &UserEvent, payload: &[u8]) {
+    // SAFETY: Guaranteed by the caller; `dst` has room for `payload.len()` bytes.
+    unsafe {
+        perf_emit(event, payload.len(), |dst| {
+            core::ptr::copy_nonoverlapping(payload.as_ptr(), dst, payload.len());
+        })
+    };
+}
+
+/// Allocates perf's per-CPU sample buffer for `8 + count` bytes, has `fill` write the `count`
+/// payload bytes after the header, and submits it.
+///
+/// # Safety
+///
+/// As [`perf_record`]; `fill` must write exactly `count` bytes at the pointer it gets.
+#[inline(always)]
+unsafe fn perf_emit(event: &UserEvent, count: usize, fill: impl FnOnce(*mut u8)) {
+    let call = event.call();
     // SAFETY: `call` is registered; preemption is disabled by the write path.
     let head = unsafe { bindings::rue_perf_events_head(call) };
-    // SAFETY: As above.
-    let has_bpf = unsafe { bindings::rue_bpf_prog_array_valid(call) };
     // No perf event was ever opened on the event: nothing (not even BPF) can be attached.
     if head.is_null() {
         return;
     }
+    // SAFETY: As above.
+    let has_bpf = unsafe { bindings::rue_bpf_prog_array_valid(call) };
     // SAFETY: `head` is this CPU's live list.
     if !has_bpf && unsafe { bindings::rue_hlist_empty(head) } {
         return;
     }
-    // SAFETY: The caller passes a valid iterator.
-    let count = unsafe { bindings::rue_iov_iter_count(iter) };
     let size = 8 + count;
     let aligned = size.next_multiple_of(8);
     if aligned > PERF_MAX_TRACE_SIZE {
@@ -216,12 +284,13 @@ pub(crate) unsafe extern "C" fn perf_probe(
     if raw.is_null() {
         return;
     }
-    // SAFETY: `raw` holds `aligned >= 8 + count` bytes; the kernel iterator cannot fault;
-    // `regs` is perf's per-CPU register buffer.
+    // SAFETY: `regs` is perf's per-CPU register buffer.
+    unsafe { bindings::rue_perf_fetch_caller_regs(regs) };
+    // SAFETY: `raw` holds `aligned >= 8 + count` bytes.
+    fill(unsafe { raw.cast::<u8>().add(8) });
+    // SAFETY: `raw`, `rctx` and `regs` come from `perf_trace_buf_alloc` above; `head` is this
+    // CPU's list. CAST: `size` is at most 8192.
     unsafe {
-        bindings::rue_perf_fetch_caller_regs(regs);
-        bindings::_copy_from_iter(raw.cast::<u8>().add(8).cast(), count, iter);
-        // CAST: `size` is at most 8192.
         bindings::perf_trace_run_bpf_submit(
             raw,
             size as c_int,
@@ -231,8 +300,8 @@ pub(crate) unsafe extern "C" fn perf_probe(
             regs,
             head,
             core::ptr::null_mut(),
-        );
-    }
+        )
+    };
 }
 
 /// `trace_seq` as the pure trace-output code's [`TraceSeq`].

@@ -13,7 +13,7 @@ use crate::{
     bindings,
     event::UserEvent,
     logic::{abi, stats::Stats, validate},
-    probes::ProbeFn,
+    probes::{self, ProbeFn},
 };
 use core::{
     ptr::null_mut,
@@ -90,23 +90,49 @@ pub(crate) unsafe fn write_event(event: &UserEvent, iov: &mut IovIterSource<'_>)
         return Err(EBADF);
     }
     let iter = iov.as_raw();
-    // Probes copy with page faults disabled: fault the payload in first, as upstream.
-    // SAFETY: `iter` is a valid source iterator.
-    if unsafe { bindings::fault_in_iov_iter_readable(iter, payload) } != 0 {
-        return Err(EFAULT);
-    }
     if payload > MAX_PAYLOAD {
+        // SAFETY: `iter` is a valid source iterator.
+        if unsafe { bindings::fault_in_iov_iter_readable(iter, payload) } != 0 {
+            return Err(EFAULT);
+        }
         DROPPED_TOO_LARGE.fetch_add(1, Ordering::Relaxed);
         return Ok(());
     }
-    // SAFETY: Balanced by `rue_preempt_enable` below on every path: this CPU's bounce buffer
-    // is ours until then (writes never run in interrupt context).
-    unsafe { bindings::rue_preempt_disable() };
-    // SAFETY: Preemption is disabled (above) and the iterator is valid.
-    let result = unsafe { copy_validate_dispatch(event, iter, payload) };
-    // SAFETY: Pairs with the disable above.
-    unsafe { bindings::rue_preempt_enable() };
-    result
+    // The copy runs with page faults disabled. Upstream faults the whole payload in first; the
+    // payload a program just wrote is nearly always present, so copy first and fault in only
+    // what a short copy left, then copy once more: the same errors, one walk less per write.
+    let mut faulted_in = false;
+    loop {
+        // SAFETY: Balanced by `rue_preempt_enable` below on every path: this CPU's bounce
+        // buffer is ours until then (writes never run in interrupt context).
+        unsafe { bindings::rue_preempt_disable() };
+        // SAFETY: Preemption is disabled (above) and the iterator is valid.
+        let result = unsafe { copy_validate_dispatch(event, iter, payload) };
+        // SAFETY: Pairs with the disable above.
+        unsafe { bindings::rue_preempt_enable() };
+        match result {
+            Err(Copy::Short(copied)) if !faulted_in => {
+                // SAFETY: `iter` advanced by exactly `copied` bytes in the failed copy.
+                unsafe { bindings::iov_iter_revert(iter, copied) };
+                // SAFETY: `iter` is a valid source iterator.
+                if unsafe { bindings::fault_in_iov_iter_readable(iter, payload) } != 0 {
+                    return Err(EFAULT);
+                }
+                faulted_in = true;
+            }
+            Err(Copy::Short(_)) => return Err(EFAULT),
+            Err(Copy::Failed(e)) => return Err(e),
+            Ok(()) => return Ok(()),
+        }
+    }
+}
+
+/// Why [`copy_validate_dispatch`] recorded nothing.
+enum Copy {
+    /// The copy stopped at a page that is not present after this many bytes.
+    Short(usize),
+    /// Any other error.
+    Failed(Error),
 }
 
 /// # Safety
@@ -116,12 +142,12 @@ unsafe fn copy_validate_dispatch(
     event: &UserEvent,
     iter: *mut bindings::iov_iter,
     payload: usize,
-) -> Result {
+) -> core::result::Result<(), Copy> {
     let base = BOUNCE.load(Ordering::Acquire);
     // SAFETY: No preconditions beyond disabled preemption.
     let cpu = unsafe { bindings::rue_smp_processor_id() } as usize;
     if base.is_null() || cpu >= BOUNCE_CPUS.load(Ordering::Relaxed) {
-        return Err(EFAULT);
+        return Err(Copy::Failed(EFAULT));
     }
     // SAFETY: `base` holds `BOUNCE_CPUS * BOUNCE_SIZE` bytes, this CPU's slice is in range and
     // used by nobody else while preemption is disabled.
@@ -132,14 +158,14 @@ unsafe fn copy_validate_dispatch(
     let copied =
         unsafe { bindings::rue_copy_nofault(record[HEADER..].as_mut_ptr().cast(), payload, iter) };
     if copied != payload {
-        return Err(EFAULT);
+        return Err(Copy::Short(copied));
     }
     if !event.validators().is_empty()
         && validate::validate(record, event.validators().iter().copied()).is_err()
     {
-        return Err(EFAULT);
+        return Err(Copy::Failed(EFAULT));
     }
-    let data = record[HEADER..].as_mut_ptr();
+    let data = &record[HEADER..];
     let tp = event.tracepoint();
     // SAFETY: The tracing core's read side for probe arrays.
     let cookie = unsafe { bindings::rue_tracepoint_read_lock() };
@@ -152,39 +178,69 @@ unsafe fn copy_validate_dispatch(
         if f.is_null() {
             break;
         }
-        let kvec = bindings::kvec {
-            iov_base: data.cast(),
-            iov_len: payload,
-        };
-        let mut it = core::mem::MaybeUninit::<bindings::iov_iter>::uninit();
-        // SAFETY: `it` is writable storage; `kvec` describes `payload` readable bytes that
-        // outlive the probe call.
-        unsafe {
-            bindings::iov_iter_kvec(it.as_mut_ptr(), bindings::ITER_SOURCE, &kvec, 1, payload)
-        };
-        // SAFETY: Every probe on a user event's tracepoint has upstream's `user_event_func_t`
-        // signature: the tracepoint is private to this module and probes are attached through
-        // its `reg` callback (or by code following upstream's documented contract).
-        let probe = unsafe { core::mem::transmute::<*mut c_void, ProbeFn>(f) };
-        // SAFETY: Arguments as the probe contract requires; `it` is initialised above.
-        unsafe {
-            probe(
-                core::ptr::from_ref(event).cast_mut(),
-                it.as_mut_ptr(),
-                probe_data,
-                &mut faulted,
-            )
-        };
+        // The module's own probes are called directly with the payload; any other probe gets
+        // upstream's probe contract, a kernel iterator.
+        if f == probes::ftrace_probe as *mut c_void {
+            // SAFETY: Under the read lock with preemption disabled; `probe_data` is what the
+            // ftrace registration passed; `data` is validated.
+            unsafe { probes::ftrace_record(probe_data, data) };
+        } else if f == probes::perf_probe as *mut c_void {
+            // SAFETY: As above; `event` is registered.
+            unsafe { probes::perf_record(event, data) };
+        } else {
+            // SAFETY: `data` is readable for the duration of the call.
+            unsafe { call_other_probe(event, f, probe_data, data, &mut faulted) };
+        }
         // SAFETY: The array continues until its NULL terminator.
         func = unsafe { func.add(1) };
     }
     // SAFETY: Pairs with the lock above.
     unsafe { bindings::rue_tracepoint_read_unlock(cookie) };
     if faulted {
-        Err(EFAULT)
+        Err(Copy::Failed(EFAULT))
     } else {
         Ok(())
     }
+}
+
+/// Calls a probe that is not the module's own with upstream's contract: a kernel iterator over
+/// `data`.
+///
+/// # Safety
+///
+/// `f` is a probe attached to `event`'s tracepoint, called under its read lock with preemption
+/// disabled; `data` is the validated payload.
+#[cold]
+unsafe fn call_other_probe(
+    event: &UserEvent,
+    f: *mut c_void,
+    probe_data: *mut c_void,
+    data: &[u8],
+    faulted: &mut bool,
+) {
+    let kvec = bindings::kvec {
+        iov_base: data.as_ptr().cast_mut().cast(),
+        iov_len: data.len(),
+    };
+    let mut it = core::mem::MaybeUninit::<bindings::iov_iter>::uninit();
+    // SAFETY: `it` is writable storage; `kvec` describes `data.len()` readable bytes that
+    // outlive the probe call (probes only read through a source iterator).
+    unsafe {
+        bindings::iov_iter_kvec(it.as_mut_ptr(), bindings::ITER_SOURCE, &kvec, 1, data.len())
+    };
+    // SAFETY: Every probe on a user event's tracepoint has upstream's `user_event_func_t`
+    // signature: the tracepoint is private to this module and probes are attached through its
+    // `reg` callback (or by code following upstream's documented contract).
+    let probe = unsafe { core::mem::transmute::<*mut c_void, ProbeFn>(f) };
+    // SAFETY: Arguments as the probe contract requires; `it` is initialised above.
+    unsafe {
+        probe(
+            core::ptr::from_ref(event).cast_mut(),
+            it.as_mut_ptr(),
+            probe_data,
+            faulted,
+        )
+    };
 }
 
 /// Reads and checks the 4-byte write index.
