@@ -4,8 +4,9 @@
 //! detaches), the ftrace probe (a write reaches an enabled ftrace file) and the `trace` text.
 //!
 //! Probe signature, as upstream (`user_event_func_t`): `(event, iter, tpdata, faulted)`. The
-//! write path ([`crate::write`]) calls every probe on the event's tracepoint with a kernel
-//! iterator over a payload it already copied and validated, so probes never fault.
+//! write path ([`crate::write`]) copies and validates the payload first, then calls the
+//! module's own probes directly with it ([`ftrace_record`], [`perf_record`]) and any other probe
+//! with a kernel iterator over it, so probes never fault.
 
 use crate::{
     bindings, enabler,
