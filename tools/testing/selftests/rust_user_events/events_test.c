@@ -466,12 +466,20 @@ static long status_active(void)
 }
 
 /* Mean ms of a REG plus UNREG of an existing event; the slowest pair in *@worst. */
-static double reg_unreg_ms(int fd, __u32 *word, double *worst)
+/*
+ * Mean ms of a REG plus UNREG of an existing event, over at least STATUS_REGS
+ * pairs and, with a reader running, until it read the file @min_reads times
+ * (bounded: 60 s); the slowest pair in *@worst.
+ */
+static double reg_unreg_ms(int fd, __u32 *word, double *worst, long min_reads)
 {
 	double start = now_ms();
+	long reads = status_reads;
+	int i;
 
 	*worst = 0;
-	for (int i = 0; i < STATUS_REGS; i++) {
+	for (i = 0; i < STATUS_REGS || (status_reads - reads < min_reads && now_ms() < start + 60000);
+	     i++) {
 		double t = now_ms();
 
 		if (rue_reg(fd, "__rue_st0 u32 x", word, 0) < 0 || rue_unreg(fd, word, 0))
@@ -480,7 +488,7 @@ static double reg_unreg_ms(int fd, __u32 *word, double *worst)
 		if (t > *worst)
 			*worst = t;
 	}
-	return (now_ms() - start) / STATUS_REGS;
+	return (now_ms() - start) / i;
 }
 
 /*
@@ -513,16 +521,17 @@ TEST_F_TIMEOUT(big, status_reads_do_not_stall_registration, 900)
 		ASSERT_LE(0, rue_reg(fd, name, &words[i], 0)) TH_LOG("event %d", i);
 	}
 	ASSERT_EQ(before + STATUS_EVENTS, status_active());
-	idle = reg_unreg_ms(fd, &word, &idle_worst);
-	ASSERT_LT(0, idle);
+	idle = reg_unreg_ms(fd, &word, &idle_worst, 0);
+	EXPECT_LT(0, idle);
 	ASSERT_EQ(0, pthread_create(&reader, NULL, status_reader, NULL));
-	busy = reg_unreg_ms(fd, &word, &busy_worst);
+	busy = reg_unreg_ms(fd, &word, &busy_worst, 5);
 	status_reader_stop = 1;
 	pthread_join(reader, NULL);
 	TH_LOG("%d events, %ld status reads: REG+UNREG %.2f ms (worst %.1f) idle, %.2f ms (worst %.1f) with a reader",
 	       STATUS_EVENTS, status_reads, idle, idle_worst, busy, busy_worst);
-	ASSERT_LT(0, busy);
-	ASSERT_LE(2, status_reads);
+	/* Expectations only: the events below must go whatever happened. */
+	EXPECT_LT(0, busy);
+	EXPECT_LE(5, status_reads);
 	/*
 	 * Measured in the test VM (TCG, KASAN): 10.6 ms idle and 24.9 ms with
 	 * the reader when REG searched the whole table and the status file

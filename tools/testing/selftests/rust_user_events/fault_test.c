@@ -9,6 +9,10 @@
  *
  * Needs CONFIG_FAULT_INJECTION, CONFIG_FAILSLAB and CONFIG_FAULT_INJECTION_DEBUG_FS
  * (the test kernel has them; Debian's kernel does not, and the tests skip there).
+ * With CONFIG_FAULT_INJECTION_STACKTRACE_FILTER, two more restrict the failures
+ * to allocations with module code on the stack: a failed delayed destroy (in a
+ * work item) and the module's init (inside insmod, sparing the loader's own).
+ * The module is loaded when this starts and when it ends.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -17,6 +21,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 #include <linux/user_events.h>
 
@@ -160,6 +166,135 @@ TEST_F(fault, open_fails_with_enomem_at_every_allocation)
 	}
 	TH_LOG("open: %d runs failed an allocation", injected);
 	EXPECT_LT(n, MAX_NTH);
+	EXPECT_LT(0, injected);
+}
+
+/*
+ * Faults restricted to allocations made with module code on the stack
+ * (CONFIG_FAULT_INJECTION_STACKTRACE_FILTER): from the end of the kernel
+ * image to the end of the module area, x86-64's MODULES_END.
+ */
+#define MODULES_END 0xffffffffff000000ULL
+
+static int in_modules_only(void)
+{
+	char line[256], text[32];
+	unsigned long long end = 0;
+	FILE *f = fopen("/proc/kallsyms", "r");
+
+	if (!f)
+		return -errno;
+	while (fgets(line, sizeof(line), f))
+		if (strstr(line, " _end\n") && sscanf(line, "%llx", &end) == 1)
+			break;
+	fclose(f);
+	if (!end)
+		return -ENOENT;
+	snprintf(text, sizeof(text), "%llu", end);
+	if (write_file(FAILSLAB "require-start", text))
+		return -EIO;
+	snprintf(text, sizeof(text), "%llu", MODULES_END);
+	return write_file(FAILSLAB "require-end", text) ? -EIO : 0;
+}
+
+static void anywhere(void)
+{
+	write_file(FAILSLAB "require-start", "0");
+	write_file(FAILSLAB "require-end", "18446744073709551615");
+}
+
+static int module_loaded(void)
+{
+	char buf[1 << 16];
+
+	return read_file("/proc/modules", buf, sizeof(buf)) > 0 && strstr(buf, "rust_user_events ");
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/*
+ * The destroy that follows an event's last reference runs in a work item.
+ * If it fails (here: its credential allocation), the event must neither be
+ * freed under the core nor leak: upstream sets the count back to one and the
+ * event stays forever; this module tries again, and the event goes.
+ */
+TEST_F(fault, failed_destroy_is_retried)
+{
+	int fd = open(RUE_TRACEFS "user_events_data", O_RDWR);
+	char times[16] = "";
+	__u32 word = 0;
+	double start;
+
+	if (!exists(FAILSLAB "require-start"))
+		SKIP(return, "no CONFIG_FAULT_INJECTION_STACKTRACE_FILTER");
+	ASSERT_NE(-1, fd);
+	ASSERT_LE(0, rue_reg(fd, "__rue_fdestroy u32 a", &word, 0));
+	ASSERT_EQ(0, rue_unreg(fd, &word, 0));
+	/* The next allocation with module code on the stack, in any task, fails. */
+	ASSERT_EQ(0, in_modules_only());
+	ASSERT_EQ(0, write_file(FAILSLAB "task-filter", "N"));
+	ASSERT_EQ(0, write_file(FAILSLAB "interval", "1"));
+	ASSERT_EQ(0, write_file(FAILSLAB "times", "1"));
+	ASSERT_EQ(0, write_file(FAILSLAB "probability", "100"));
+	close(fd);	/* the last reference: the destroy is queued */
+	start = now_s();
+	while (exists(RUE_TRACEFS "events/user_events/__rue_fdestroy") && now_s() < start + 20)
+		usleep(10000);
+	write_file(FAILSLAB "probability", "0");
+	anywhere();
+	read_file(FAILSLAB "times", times, sizeof(times));
+	write_file(FAILSLAB "times", "1");
+	EXPECT_EQ(0, atoi(times)) TH_LOG("the failure was not injected");
+	EXPECT_FALSE(exists(RUE_TRACEFS "events/user_events/__rue_fdestroy"))
+		TH_LOG("the event stayed after its failed destroy");
+	TH_LOG("the event went %.2f s after its last reference", now_s() - start);
+}
+
+/*
+ * insmod with every allocation of the module's init failing in turn (the
+ * loader's own are spared): each load fails with ENOMEM and leaves no file
+ * and no module behind, until one succeeds.
+ */
+TEST_F(fault, module_init_fails_with_enomem_at_every_allocation)
+{
+	const char *path = getenv("RUE_MODULE") ?: "/rue/rust_user_events.ko";
+	int n, injected = 0, ret = -1;
+
+	if (!exists(FAILSLAB "require-start"))
+		SKIP(return, "no CONFIG_FAULT_INJECTION_STACKTRACE_FILTER");
+	/* The events of the tests before go asynchronously, and each pins the module. */
+	for (int i = 0; i < 3000 && syscall(SYS_delete_module, "rust_user_events", O_NONBLOCK); i++)
+		usleep(10000);
+	ASSERT_FALSE(module_loaded()) TH_LOG("rmmod: %s", strerror(errno));
+	ASSERT_EQ(0, in_modules_only());
+	for (n = 1; n <= MAX_NTH; n++) {
+		int fd = open(path, O_RDONLY | O_CLOEXEC), done;
+
+		ASSERT_NE(-1, fd);
+		ASSERT_EQ(0, arm(n));
+		ret = syscall(SYS_finit_module, fd, "", 0) ? -errno : 0;
+		done = !disarm_and_check_injected();
+		close(fd);
+		if (ret == 0)
+			break;
+		injected++;
+		EXPECT_EQ(-ENOMEM, ret) TH_LOG("allocation %d: insmod returned %d", n, ret);
+		EXPECT_FALSE(exists(RUE_TRACEFS "user_events_data")) TH_LOG("allocation %d", n);
+		EXPECT_FALSE(exists(RUE_TRACEFS "user_events_status")) TH_LOG("allocation %d", n);
+		EXPECT_FALSE(module_loaded()) TH_LOG("allocation %d", n);
+		if (done)
+			break;
+	}
+	anywhere();
+	TH_LOG("insmod: %d loads failed an allocation of the init", injected);
+	ASSERT_EQ(0, ret) TH_LOG("the last load");
+	EXPECT_TRUE(exists(RUE_TRACEFS "user_events_data"));
 	EXPECT_LT(0, injected);
 }
 
