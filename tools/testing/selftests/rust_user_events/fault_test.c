@@ -22,6 +22,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 #include <linux/user_events.h>
@@ -254,6 +255,76 @@ TEST_F(fault, failed_destroy_is_retried)
 	EXPECT_FALSE(exists(RUE_TRACEFS "events/user_events/__rue_fdestroy"))
 		TH_LOG("the event stayed after its failed destroy");
 	TH_LOG("the event went %.2f s after its last reference", now_s() - start);
+}
+
+/* A counter of user_events_stats ("name: N"), or -1. */
+static long stat_of(const char *name)
+{
+	char buf[4096], *at;
+
+	if (read_file(RUE_TRACEFS "user_events_stats", buf, sizeof(buf)) <= 0)
+		return -1;
+	at = strstr(buf, name);
+	return at ? atol(at + strlen(name) + 2) : -1;
+}
+
+/*
+ * fork() of a process with enablers, with each allocation the fork probe
+ * makes in the parent failing in turn: the fork succeeds, the child is left
+ * out of the copy (counted as scope_join_failed) or gets it, never half of
+ * it, and either way registers on its own afterwards.
+ */
+TEST_F(fault, fork_fails_to_join_a_scope_at_every_allocation)
+{
+	int fd = open(RUE_TRACEFS "user_events_data", O_RDWR);
+	int n, injected = 0, left_out = 0;
+	static __u32 word;
+	long after;
+
+	if (!exists(FAILSLAB "require-start"))
+		SKIP(return, "no CONFIG_FAULT_INJECTION_STACKTRACE_FILTER");
+	ASSERT_NE(-1, fd);
+	ASSERT_LE(0, rue_reg(fd, "__rue_ffork u32 a", &word, 0));
+	ASSERT_EQ(0, in_modules_only());
+	for (n = 1; n <= MAX_NTH; n++) {
+		long before = stat_of("scope_join_failed");
+		int status, done;
+		pid_t pid;
+
+		ASSERT_EQ(0, arm(n));
+		pid = fork();
+		if (pid == 0) {
+			/* Inherited (0) unless the join failed (ENOENT); a new REG works either way. */
+			int inherited = rue_unreg(fd, &word, 0);
+
+			_exit((inherited == 0 || inherited == -ENOENT) &&
+			      rue_reg(fd, "__rue_ffork u32 a", &word, 1) >= 0 && !rue_unreg(fd, &word, 1) ?
+			      (inherited ? 2 : 0) : 1);
+		}
+		/* Only the parent: the fail-nth file open is this thread's. */
+		done = !disarm_and_check_injected();
+		ASSERT_LT(0, pid);
+		ASSERT_EQ(pid, waitpid(pid, &status, 0));
+		ASSERT_TRUE(WIFEXITED(status));
+		if (done) {
+			EXPECT_EQ(0, WEXITSTATUS(status)) TH_LOG("allocation %d: no failure", n);
+			break;
+		}
+		injected++;
+		/* Not every allocation under the probe is the join's: some have a fallback. */
+		after = stat_of("scope_join_failed");
+		if (WEXITSTATUS(status) == 2 && after == before + 1)
+			left_out++;
+		else
+			EXPECT_TRUE(WEXITSTATUS(status) == 0 && after == before)
+				TH_LOG("allocation %d: child %d, scope_join_failed %ld -> %ld", n,
+				       WEXITSTATUS(status), before, after);
+	}
+	anywhere();
+	TH_LOG("fork: %d forks failed an allocation, %d children were left out", injected, left_out);
+	EXPECT_LT(0, left_out);
+	EXPECT_EQ(0, rue_unreg(fd, &word, 0));
+	close(fd);
 }
 
 /*

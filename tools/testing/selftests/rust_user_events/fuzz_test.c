@@ -2758,11 +2758,13 @@ static int stuck_op(int w, int *tid, uint64_t *ms)
 	for (int i = 0; i < MAX_THREADS; i++) {
 		struct tslot *s = &S->w[w].t[i];
 		int o = __atomic_load_n(&s->op, __ATOMIC_ACQUIRE);
+		uint64_t start = __atomic_load_n(&s->start_ms, __ATOMIC_RELAXED);
 
 		if (!__atomic_load_n(&s->active, __ATOMIC_ACQUIRE) || o == OP_IDLE)
 			continue;
-		if (now - s->start_ms >= worst) {
-			worst = now - s->start_ms;
+		/* An op that started after @now was read has run for no time. */
+		if (start <= now && now - start >= worst) {
+			worst = now - start;
 			op = o;
 			*tid = i;
 		}
