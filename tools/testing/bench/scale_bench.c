@@ -42,33 +42,50 @@
 
 static int runs = 5;
 
-/* The "Active:" count of user_events_status: how many user events exist. */
-static long active_events(void)
+/*
+ * How many user events named @name exist, or with @name as prefix if it ends
+ * in '_' (user_events_status lists one a line, "NAME" or "NAME # Used by ...",
+ * up to an empty line). Events of other programs, or those still being
+ * deleted from an earlier case, do not count.
+ */
+static long events_named(const char *name)
 {
 	static char buf[1 << 20];
-	char *p;
+	size_t len = strlen(name);
+	int prefix = len && name[len - 1] == '_';
+	long count = 0;
 
 	if (read_text(TRACEFS "user_events_status", buf, sizeof(buf)) < 0)
 		die("user_events_status");
-	p = strstr(buf, "\nActive: ");
-	if (!p)
-		fail("scale_bench: no Active: line in user_events_status");
-	return atol(p + 9);
+	for (char *line = buf, *end; *line && *line != '\n'; line = end + 1) {
+		end = strchr(line, '\n');
+		if (!end)
+			break;
+		if (!strncmp(line, name, len) &&
+		    (prefix || line[len] == '\n' || line[len] == ' '))
+			count++;
+	}
+	return count;
 }
 
 /*
- * Waits until @count user events exist; fails after EXIT_TIMEOUT_S. The poll
- * backs off from 1 to 64 ms: reading user_events_status lists every event,
- * which must not slow down the deletions it waits for.
+ * Waits until @count user events named @name exist (events_named()); fails
+ * after EXIT_TIMEOUT_S. The poll backs off from 1 to 64 ms: reading
+ * user_events_status lists every event, which must not slow down the
+ * deletions it waits for.
  */
-static void wait_active(long count)
+static void wait_events(const char *name, long count)
 {
 	double limit = now_ns() + EXIT_TIMEOUT_S * 1e9;
 	useconds_t pause = 1000;
+	long now;
 
-	while (active_events() != count) {
-		if (now_ns() > limit)
-			fail("scale_bench: events were not deleted in time");
+	while ((now = events_named(name)) != count) {
+		if (now_ns() > limit) {
+			fprintf(stderr, "scale_bench: %ld events %s* exist after %d s, want %ld\n",
+				now, name, EXIT_TIMEOUT_S, count);
+			exit(1);
+		}
 		usleep(pause);
 		if (pause < 64000)
 			pause *= 2;
@@ -199,8 +216,8 @@ static void start_holder(struct holder *h, void (*fn)(long, const char *, int, i
 	h->cmd = to_holder[1];
 }
 
-/* Tells the holder to exit and reaps it; ns until then plus until @active events exist. */
-static double stop_holder(struct holder *h, long active)
+/* Tells the holder to exit and reaps it; ns until then and until no event @name is left. */
+static double stop_holder(struct holder *h, const char *name)
 {
 	double t0 = now_ns();
 	int status;
@@ -208,7 +225,7 @@ static double stop_holder(struct holder *h, long active)
 	send_cmd(h, 'x');
 	if (waitpid(h->pid, &status, 0) != h->pid || !WIFEXITED(status) || WEXITSTATUS(status))
 		fail("scale_bench: a holder failed");
-	wait_active(active);
+	wait_events(name, 0);
 	close(h->out);
 	close(h->cmd);
 	return now_ns() - t0;
@@ -239,7 +256,6 @@ static void events(long n)
 {
 	double reg[MAX_RUNS], unreg[MAX_RUNS], create, reg_new = 0, t0;
 	char prefix[64], name[128];
-	long base = active_events();
 	__u32 *w = words(32 + NEW);
 	struct holder h;
 	int fd;
@@ -265,7 +281,8 @@ static void events(long n)
 	for (int i = 0; i < NEW; i++)
 		must_unreg(fd, &w[1], i);
 	close(fd);
-	wait_active(base + n);
+	snprintf(name, sizeof(name), "__rue_sbn%ld_", n);
+	wait_events(name, 0);
 
 	snprintf(name, sizeof(name), "events%ld_create", n);
 	report1(name, create);
@@ -276,7 +293,7 @@ static void events(long n)
 	snprintf(name, sizeof(name), "events%ld_reg_new", n);
 	report1(name, reg_new / NEW);
 	snprintf(name, sizeof(name), "events%ld_exit", n);
-	report1(name, stop_holder(&h, base));
+	report1(name, stop_holder(&h, prefix));
 }
 
 /*
@@ -303,7 +320,6 @@ static void enablers(long n)
 {
 	double reg[MAX_RUNS], unreg[MAX_RUNS], reg_own[MAX_RUNS], unreg_own[MAX_RUNS];
 	char name_args[64], name[128];
-	long base = active_events();
 	__u32 *w = words(32);
 	struct holder h;
 	int fd;
@@ -329,7 +345,9 @@ static void enablers(long n)
 	snprintf(name, sizeof(name), "enablers%ld_unreg_own", n);
 	report(name, unreg_own, runs);
 	snprintf(name, sizeof(name), "enablers%ld_exit", n);
-	report1(name, stop_holder(&h, base));
+	/* name_args without its field: the event's name. */
+	*strchr(name_args, ' ') = '\0';
+	report1(name, stop_holder(&h, name_args));
 }
 
 #define FAN_EVENT "__rue_sf"
@@ -373,7 +391,6 @@ static void fanout(long p, long e)
 {
 	struct holder *hs = calloc(p, sizeof(*hs));
 	double toggle[MAX_RUNS], t0;
-	long base = active_events();
 	char name[64];
 
 	if (!hs)
@@ -398,7 +415,7 @@ static void fanout(long p, long e)
 		send_cmd(&hs[i], 'x');
 	for (long i = 0; i < p - 1; i++)
 		waitpid(hs[i].pid, NULL, 0);
-	stop_holder(&hs[p - 1], base);
+	stop_holder(&hs[p - 1], FAN_EVENT);
 	free(hs);
 }
 

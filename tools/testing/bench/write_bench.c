@@ -160,8 +160,8 @@ static void event_loop(struct loop *l, int idx, size_t size)
 	l->iov[1] = (struct iovec){ payload, size };
 }
 
-/* Entries in the ftrace ring buffer, over every CPU. */
-static long ftrace_entries(void)
+/* The "@field: N" of every CPU's ftrace ring buffer statistics, summed. */
+static long ftrace_stat(const char *field)
 {
 	char path[64], buf[1024], *p;
 	long total = 0;
@@ -170,19 +170,24 @@ static long ftrace_entries(void)
 		snprintf(path, sizeof(path), TRACEFS "per_cpu/cpu%d/stats", cpu);
 		if (read_text(path, buf, sizeof(buf)) < 0)
 			return total;
-		p = strstr(buf, "entries: ");
+		p = strstr(buf, field);
 		if (p)
-			total += atol(p + 9);
+			total += atol(p + strlen(field));
 	}
 }
 
-/* One call of @l into an emptied ring buffer must leave a record there. */
-static void check_recorded(const char *name, const struct loop *l)
+/*
+ * One call of @l into an emptied ring buffer must leave one record there
+ * that holds at least the payload of @size bytes.
+ */
+static void check_recorded(const char *name, const struct loop *l, size_t size)
 {
 	if (write_text(TRACEFS "trace", ""))
 		die("clear trace");
-	if (call(l) != l->want || ftrace_entries() < 1) {
-		fprintf(stderr, "write_bench: %s: the call left no record in ftrace\n", name);
+	if (call(l) != l->want || ftrace_stat("entries: ") != 1 ||
+	    ftrace_stat("bytes: ") < (long)size) {
+		fprintf(stderr, "write_bench: %s: the call left no record of %zu bytes in ftrace\n",
+			name, size);
 		exit(1);
 	}
 }
@@ -211,7 +216,7 @@ static double case_marker(const struct bench_case *c, int first)
 	l.iov[0] = (struct iovec){ payload, c->size };
 	tracing_on(c->on);
 	if (first && c->on)
-		check_recorded(c->name, &l);
+		check_recorded(c->name, &l, c->size);
 	ns = measure(&l);
 	tracing_on(1);
 	return ns;
@@ -226,7 +231,7 @@ static double case_ftrace(const struct bench_case *c, int first)
 	set_enable(EVENT, "1");
 	tracing_on(c->on);
 	if (first && c->on)
-		check_recorded(c->name, &l);
+		check_recorded(c->name, &l, c->size);
 	ns = measure(&l);
 	tracing_on(1);
 	set_enable(EVENT, "0");
@@ -265,7 +270,7 @@ static double case_eventpipe(const struct bench_case *c, int first)
 	l.want = 4 + 1 + 2 + 4 + 4 + ext_len + payload_len;
 	set_enable(EVENT_EP, "1");
 	if (first)
-		check_recorded(c->name, &l);
+		check_recorded(c->name, &l, l.want - 4);
 	ns = measure(&l);
 	set_enable(EVENT_EP, "0");
 	return ns;
