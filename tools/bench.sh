@@ -12,7 +12,9 @@
 # across machines; the ratios within one run are the result
 # (Documentation/performance.md).
 # Settings from the environment:
-#   BENCH_ROUNDS  VM rounds per kernel (default 5)
+#   BENCH_ROUNDS  VM rounds per kernel (default 7: a round takes well under a
+#                 minute, and other load on the host spoils whole rounds, which
+#                 the median over rounds then leaves out)
 #   BENCH_N       calls per run of a write case (default 20000)
 #   BENCH_RUNS    runs per case inside a round, which reports their median
 #                 (default 5)
@@ -23,7 +25,7 @@ set -euo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)
 out="$top/build/bench"
-rounds=${BENCH_ROUNDS:-5}
+rounds=${BENCH_ROUNDS:-7}
 n=${BENCH_N:-20000}
 runs=${BENCH_RUNS:-5}
 start=$(date +%s)
