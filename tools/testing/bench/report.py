@@ -218,14 +218,29 @@ class Panel:
         svg.append(f'<rect x="{self.x}" y="{self.y}" width="{self.w}" height="{self.h}" '
                    f'fill="none" stroke="#444"/>')
 
+    def y_axis_log(self, lo, hi):
+        """A log axis of ns from 10**lo to 10**hi, a line per decade."""
+        self.log = (lo, hi)
+        for e in range(lo, hi + 1):
+            py = self.py(10.0 ** e)
+            self.svg.append(f'<line x1="{self.x}" y1="{py:.1f}" x2="{self.x + self.w}" '
+                            f'y2="{py:.1f}" stroke="#ddd"/>')
+            self.svg.append(f'<text x="{self.x - 6}" y="{py + 4:.1f}" text-anchor="end">'
+                            f'{fmt_ns(10.0 ** e).replace(".00", "").replace(".0 ", " ")}</text>')
+        self.svg.append(f'<rect x="{self.x}" y="{self.y}" width="{self.w}" height="{self.h}" '
+                        f'fill="none" stroke="#444"/>')
+
     def py(self, v):
+        if getattr(self, "log", None):
+            lo, hi = self.log
+            return self.y + self.h - (math.log10(v) - lo) / (hi - lo) * self.h
         return self.y + self.h - v / self.top * self.h
 
 
 def legend(svg, x, y, items):
     """Legend entries in two columns from (x, y) down, below a panel's x label."""
     for i, (label, color, dash, kind) in enumerate(items):
-        lx, ly = x + (i % 2) * 180, y + (i // 2) * 16
+        lx, ly = x + (i % 2) * 200, y + (i // 2) * 16
         if kind == "bar":
             svg.append(f'<rect x="{lx}" y="{ly - 8}" width="18" height="10" fill="{color}"/>')
         else:
@@ -234,8 +249,8 @@ def legend(svg, x, y, items):
         svg.append(f'<text x="{lx + 24}" y="{ly}">{esc(label)}</text>')
 
 
-def line_panel(svg, data, box, title, xs, xlabel, series, yunit):
-    """series: [(label, side, case-name pattern with {x}, dash)]; log x axis."""
+def line_panel(svg, data, box, title, xs, xlabel, series, yunit, ylog=False):
+    """series: [(label, side, case-name pattern with {x}, dash)]; log x axis, log y if @ylog."""
     x, y, w, h = box
     values = {}
     for label, side, pattern, _ in series:
@@ -245,11 +260,16 @@ def line_panel(svg, data, box, title, xs, xlabel, series, yunit):
             if rounds:
                 pts.append((xv, statistics.median(rounds.values())))
         values[label] = pts
-    peak = max((v for pts in values.values() for _, v in pts), default=1)
-    div, unit = (1e6, "ms") if peak >= 1e6 else (1e3, "µs")
-    top, step = nice_max(peak / div)
-    p = Panel(svg, x, y, w, h, title, f"{yunit} ({unit})")
-    p.y_axis(top, step, div, lambda v: f"{v:g}")
+    every = [v for pts in values.values() for _, v in pts] or [1]
+    if ylog:
+        div = 1
+        p = Panel(svg, x, y, w, h, title, f"{yunit} (log scale)")
+        p.y_axis_log(math.floor(math.log10(min(every))), math.ceil(math.log10(max(every))))
+    else:
+        div, unit = (1e6, "ms") if max(every) >= 1e6 else (1e3, "µs")
+        top, step = nice_max(max(every) / div)
+        p = Panel(svg, x, y, w, h, title, f"{yunit} ({unit})")
+        p.y_axis(top, step, div, lambda v: f"{v:g}")
     lo, hi = math.log10(xs[0]), math.log10(xs[-1])
 
     def px(xv):
@@ -318,12 +338,14 @@ def svg_plot(data, subtitle):
            f'<text x="{width / 2}" y="40" text-anchor="middle" fill="#555">{esc(subtitle)}</text>']
     ns = (10, 1000, 10000)
     line_panel(svg, data, (80, 90, 380, 240),
-               "REG/UNREG by another process, N events held", ns, "events held (N)", [
+               "Another process's REG/UNREG, N events held", ns, "events held (N)", [
                    ("module REG", "module", "events{x}_reg", ""),
                    ("upstream REG", "upstream", "events{x}_reg", ""),
                    ("module UNREG", "module", "events{x}_unreg", "6 4"),
                    ("upstream UNREG", "upstream", "events{x}_unreg", "6 4"),
-               ], "time per call")
+                   ("module REG, new event", "module", "events{x}_reg_new", "2 3"),
+                   ("upstream REG, new event", "upstream", "events{x}_reg_new", "2 3"),
+               ], "time per call", ylog=True)
     line_panel(svg, data, (580, 90, 380, 240),
                "REG/UNREG by the holder of N enablers", ns, "enablers held (N)", [
                    ("module REG", "module", "enablers{x}_reg_own", ""),
