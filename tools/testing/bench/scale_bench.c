@@ -9,7 +9,8 @@
  *
  * events N: a holder process registers N events (__rue_sbN_<i> u32 a, one
  * enabler each); another process, on its own file descriptor, then measures:
- *   eventsN_reg      REG of one of the N events (the mean of 40, per run)
+ *   eventsN_reg      REG of one of the N events, the one created halfway
+ *                    through (the mean of 40, per run)
  *   eventsN_unreg    its UNREG (the mean of 40, per run)
  *   eventsN_reg_new  a REG that creates a new event (the mean of 20, once)
  *   eventsN_create   the holder's REGs that created the N (their mean, once)
@@ -264,7 +265,11 @@ static void events(long n)
 	start_holder(&h, hold_events, n, prefix);
 	create = recv_double(h.out);
 	fd = open_data();
-	snprintf(name, sizeof(name), "%s0 u32 a", prefix);
+	/*
+	 * The event registered halfway: a table searched in creation order
+	 * meets it after N/2 others, a hash table at once.
+	 */
+	snprintf(name, sizeof(name), "%s%ld u32 a", prefix, n / 2);
 	for (int r = 0; r < runs; r++)
 		reg_pairs(fd, name, &w[0], &reg[r], &unreg[r]);
 	for (int i = 0; i < NEW; i++) {
