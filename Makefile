@@ -21,7 +21,7 @@ else
 kdir = $$(bash $(TOOLS)/kernel/build.sh)
 endif
 
-.PHONY: all modules setup kernel clippy host-test host-fuzz check demo conformance fuzz vm debian install uninstall purge clean
+.PHONY: all modules setup kernel clippy host-test host-fuzz check demo conformance fuzz bench vm debian install uninstall purge clean
 
 all: modules
 
@@ -80,6 +80,13 @@ conformance: modules
 # FUZZ_ARGS for more fuzz_test options. See README.md.
 fuzz: modules
 	@bash $(TOOLS)/fuzz.sh "$(kdir)"
+
+# The module against the kernel's own user_events, side by side, on two
+# non-debug kernels built for it (BENCH_ROUNDS, BENCH_N, BENCH_RUNS). It builds
+# its own kernels and module, not the test kernel's. See
+# Documentation/performance.md.
+bench: setup
+	@bash $(TOOLS)/bench.sh
 
 # Boot the test VM with the module loaded, add EXTRA (a directory of static
 # programs) to the guest's /rue, and run CMD there. See README.md. CMD reaches

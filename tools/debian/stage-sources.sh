@@ -3,8 +3,8 @@
 #
 # Copies what building rust_user_events.ko needs, and nothing a build left in
 # the work tree, into DEST: the module's sources, its Kbuild, dkms.conf and
-# the Debian build scripts. The DKMS source directory and the Debian build
-# (build.sh) are made this way.
+# the Debian build scripts. The DKMS source directory, the Debian build
+# (build.sh) and make bench's module (tools/bench.sh) are made this way.
 #
 # Usage: stage-sources.sh DEST
 set -euo pipefail

@@ -10,10 +10,16 @@
 # Usage: build.sh [--print-kdir]
 #   Without arguments: build if needed, then print the build directory (KDIR).
 #   --print-kdir: only print where KDIR is (or would be); build nothing.
+# RUE_KERNEL_FRAGMENT=FILE builds tinyconfig + FILE instead of rue.config, keyed
+# the same way by FILE's hash (make bench's two kernels, bench-fragment.sh).
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
 fragment="$here/rue.config"
+if [ -n "${RUE_KERNEL_FRAGMENT:-}" ]; then
+	fragment=$(readlink -f "$RUE_KERNEL_FRAGMENT")
+	[ -f "$fragment" ] || { echo "kernel: no fragment $RUE_KERNEL_FRAGMENT" >&2; exit 2; }
+fi
 cache=${RUE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/rust-user-events}
 tarball=/usr/src/linux-source-7.3.tar.xz
 jobs=${JOBS:-$(nproc)}
@@ -57,6 +63,8 @@ kmake() { make -C "$srcdir" O="$kdir" LLVM=-19 -j"$jobs" "$@" >&2; }
 
 log "configuring $kdir"
 kmake -s tinyconfig >/dev/null
+# Kept with the build: which fragment made it.
+cp "$fragment" "$kdir/fragment.config"
 "$srcdir/scripts/kconfig/merge_config.sh" -m -O "$kdir" "$kdir/.config" "$fragment" >"$kdir/merge.log"
 kmake -s olddefconfig
 

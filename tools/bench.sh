@@ -1,0 +1,128 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# `make bench`: what rust_user_events.ko costs next to the kernel's own
+# user_events. Builds two kernels from one non-debug fragment
+# (tools/kernel/bench-fragment.sh): the module's (CONFIG_USER_EVENTS off, the
+# module loaded) and the reference (CONFIG_USER_EVENTS=y, no module), which
+# differ in nothing else; builds the module for the first; then boots them in
+# turn, BENCH_ROUNDS times each (module, upstream, module, ...), with one guest
+# image running tools/testing/bench/guest.sh, and prints the table of
+# tools/testing/bench/report.py. Absolute times under QEMU's TCG mean nothing
+# across machines; the ratios within one run are the result
+# (Documentation/performance.md).
+# Settings from the environment:
+#   BENCH_ROUNDS  VM rounds per kernel (default 7: a round takes well under a
+#                 minute, and other load on the host spoils whole rounds, which
+#                 the median over rounds then leaves out)
+#   BENCH_N       calls per run of a write case (default 20000)
+#   BENCH_RUNS    runs per case inside a round, which reports their median
+#                 (default 5)
+# Writes build/bench/: results.txt (the table), results.md, results.tsv,
+# rounds.tsv (every round's medians), scaling.svg, and logs/ (the VMs'
+# console logs).
+set -euo pipefail
+
+top=$(cd "$(dirname "$0")/.." && pwd)
+out="$top/build/bench"
+rounds=${BENCH_ROUNDS:-7}
+n=${BENCH_N:-20000}
+runs=${BENCH_RUNS:-5}
+start=$(date +%s)
+
+log() { printf 'bench: %s\n' "$*" >&2; }
+die() { printf 'bench: %s\n' "$*" >&2; exit 1; }
+
+for v in "$rounds" "$n" "$runs"; do
+	case "$v" in
+	'' | *[!0-9]* | 0) die "BENCH_ROUNDS, BENCH_N and BENCH_RUNS must be positive numbers" ;;
+	esac
+done
+rm -rf "$out/logs" "$out/guest" "$out/module"
+mkdir -p "$out/logs"
+
+# The two kernels, cached by their fragments' hashes like the test kernel.
+declare -A kdir
+for side in module upstream; do
+	bash "$top/tools/kernel/bench-fragment.sh" "$side" >"$out/kernel-$side.config"
+	log "$side kernel: $(RUE_KERNEL_FRAGMENT="$out/kernel-$side.config" \
+		bash "$top/tools/kernel/build.sh" --print-kdir)"
+	kdir[$side]=$(RUE_KERNEL_FRAGMENT="$out/kernel-$side.config" bash "$top/tools/kernel/build.sh")
+done
+# Whoever implements the ABI is the only difference, and no checker is left.
+user_events='^CONFIG_USER_EVENTS=y$|^# CONFIG_USER_EVENTS is not set$'
+if ! diff <(grep -Ev "$user_events" "${kdir[module]}/.config") \
+	<(grep -Ev "$user_events" "${kdir[upstream]}/.config") >"$out/config.diff"; then
+	die "the two kernels' configurations differ in more than CONFIG_USER_EVENTS: $out/config.diff"
+fi
+for opt in $(bash "$top/tools/kernel/bench-fragment.sh" --dropped); do
+	! grep -q "^$opt=y" "${kdir[module]}/.config" || die "$opt is on in ${kdir[module]}"
+done
+
+# The module, built for the module kernel from a copy of the sources, so the
+# work tree's rust_user_events.ko (the test kernel's) stays as it is.
+log "building rust_user_events.ko for ${kdir[module]}"
+bash "$top/tools/debian/stage-sources.sh" "$out/module"
+make -C "${kdir[module]}" M="$out/module" LLVM=-19 modules >"$out/module-build.log" 2>&1 ||
+	{ tail -30 "$out/module-build.log" >&2; die "the module did not build: $out/module-build.log"; }
+ko="$out/module/rust_user_events.ko"
+
+# One guest for both kernels: the benchmarks, static, and the round's script.
+headers="${kdir[module]}/usr/include"
+mkdir -p "$out/guest/bin"
+for prog in write_bench scale_bench; do
+	gcc -static -O2 -Wall -Wextra -isystem "$headers" -o "$out/guest/bin/$prog" \
+		"$top/tools/testing/bench/$prog.c"
+done
+install -m 0755 "$top/tools/testing/bench/guest.sh" "$out/guest/bench.sh"
+
+# The rounds, alternating kernels so both see the same slow drifts of the host.
+: >"$out/rounds.tsv"
+: >"$out/info.tsv"
+for r in $(seq 1 "$rounds"); do
+	for side in module upstream; do
+		vmlog="$out/logs/round$r-$side.log"
+		if [ "$side" = module ]; then
+			args=(--module "$ko")
+			provider=module
+		else
+			args=(--no-module)
+			provider=builtin
+		fi
+		log "round $r of $rounds: $side kernel"
+		t=$(date +%s)
+		if ! bash "$top/tools/vm/run.sh" --kdir "${kdir[$side]}" "${args[@]}" \
+			--add "$out/guest" --log "$vmlog" --timeout 1800 \
+			-- "rue-run bench sh /rue/bench.sh $n $runs" >"$vmlog.checked" 2>&1; then
+			cat "$vmlog.checked" >&2
+			die "round $r on the $side kernel failed; its console log: $vmlog"
+		fi
+		tr -d '\r' <"$vmlog" | grep -qx "info provider $provider" ||
+			die "round $r: user_events was not provided by the $provider ($vmlog)"
+		tr -d '\r' <"$vmlog" | awk -v r="$r" -v s="$side" -v OFS='\t' \
+			'$1 == "case" && NF >= 3 { print r, s, $2, $3 }' >>"$out/rounds.tsv"
+		tr -d '\r' <"$vmlog" | awk -v r="$r" -v s="$side" -v OFS='\t' \
+			'$1 == "info" && $2 != "provider" { $1 = r OFS s; print }' >>"$out/info.tsv"
+		log "round $r of $rounds: $side kernel: $(($(date +%s) - t)) s"
+	done
+done
+
+# The program's runs per write made, of every BPF round: upstream never runs it.
+bpf_runs() {
+	awk -v s="$1" '$2 == s && $3 == "bpf_runs" { runs += $4; writes += $5 }
+		END { printf "%d of %d writes", runs, writes }' "$out/info.tsv"
+}
+{
+	echo "make bench, $(date -u +%F), $(git -C "$top" describe --always --dirty 2>/dev/null || echo '(no git)'):" \
+		"$rounds rounds per kernel, alternating; write cases $runs runs of $n calls, the median per round"
+	echo "host: $(nproc) CPUs, $(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1);" \
+		"guests: $(qemu-system-x86_64 --version | head -1 | sed 's/ (.*//'), TCG, 2 vCPUs, 2 GiB"
+	echo "module kernel:   ${kdir[module]} + rust_user_events.ko"
+	echo "upstream kernel: ${kdir[upstream]} (CONFIG_USER_EVENTS=y)"
+	echo "BPF program runs: module $(bpf_runs module), upstream $(bpf_runs upstream)"
+	echo "times: median over rounds; module/upstream: median of the per-round ratios; spread: their lowest-highest"
+} >"$out/meta.txt"
+python3 "$top/tools/testing/bench/report.py" "$out/rounds.tsv" "$out" "$out/meta.txt"
+wall=$(($(date +%s) - start))
+echo "bench: $((wall / 60)) min $((wall % 60)) s; results in $out/results.txt, plot in $out/scaling.svg" |
+	tee -a "$out/results.txt"
