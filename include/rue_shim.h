@@ -58,7 +58,10 @@ void rue_preempt_enable(void);
 /* smp_processor_id(): call with preemption disabled. nr_cpu_ids. */
 unsigned int rue_smp_processor_id(void);
 unsigned int rue_nr_cpu_ids(void);
-/* copy_from_iter() with page faults disabled; returns bytes copied. */
+/*
+ * copy_from_iter_nocache() with page faults disabled, as upstream's
+ * copy_nofault(); returns bytes copied.
+ */
 size_t rue_copy_nofault(void *dst, size_t bytes, struct iov_iter *from);
 
 /* copy_struct_from_user(), access_ok(), perfmon_capable(). */

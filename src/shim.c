@@ -110,7 +110,7 @@ size_t rue_copy_nofault(void *dst, size_t bytes, struct iov_iter *from)
 	size_t copied;
 
 	pagefault_disable();
-	copied = copy_from_iter(dst, bytes, from);
+	copied = copy_from_iter_nocache(dst, bytes, from);
 	pagefault_enable();
 	return copied;
 }
