@@ -111,7 +111,7 @@ pub(crate) unsafe fn write_event(event: &UserEvent, iov: &mut IovIterSource<'_>)
         // SAFETY: Pairs with the disable above.
         unsafe { bindings::rue_preempt_enable() };
         match result {
-            Err(Copy::Short(copied)) if !faulted_in => {
+            Err(NotRecorded::Short(copied)) if !faulted_in => {
                 // SAFETY: `iter` advanced by exactly `copied` bytes in the failed copy.
                 unsafe { bindings::iov_iter_revert(iter, copied) };
                 // SAFETY: `iter` is a valid source iterator.
@@ -120,15 +120,15 @@ pub(crate) unsafe fn write_event(event: &UserEvent, iov: &mut IovIterSource<'_>)
                 }
                 faulted_in = true;
             }
-            Err(Copy::Short(_)) => return Err(EFAULT),
-            Err(Copy::Failed(e)) => return Err(e),
+            Err(NotRecorded::Short(_)) => return Err(EFAULT),
+            Err(NotRecorded::Failed(e)) => return Err(e),
             Ok(()) => return Ok(()),
         }
     }
 }
 
 /// Why [`copy_validate_dispatch`] recorded nothing.
-enum Copy {
+enum NotRecorded {
     /// The copy stopped at a page that is not present after this many bytes.
     Short(usize),
     /// Any other error.
@@ -142,12 +142,12 @@ unsafe fn copy_validate_dispatch(
     event: &UserEvent,
     iter: *mut bindings::iov_iter,
     payload: usize,
-) -> core::result::Result<(), Copy> {
+) -> core::result::Result<(), NotRecorded> {
     let base = BOUNCE.load(Ordering::Acquire);
     // SAFETY: No preconditions beyond disabled preemption.
     let cpu = unsafe { bindings::rue_smp_processor_id() } as usize;
     if base.is_null() || cpu >= BOUNCE_CPUS.load(Ordering::Relaxed) {
-        return Err(Copy::Failed(EFAULT));
+        return Err(NotRecorded::Failed(EFAULT));
     }
     // SAFETY: `base` holds `BOUNCE_CPUS * BOUNCE_SIZE` bytes, this CPU's slice is in range and
     // used by nobody else while preemption is disabled.
@@ -158,12 +158,12 @@ unsafe fn copy_validate_dispatch(
     let copied =
         unsafe { bindings::rue_copy_nofault(record[HEADER..].as_mut_ptr().cast(), payload, iter) };
     if copied != payload {
-        return Err(Copy::Short(copied));
+        return Err(NotRecorded::Short(copied));
     }
     if !event.validators().is_empty()
         && validate::validate(record, event.validators().iter().copied()).is_err()
     {
-        return Err(Copy::Failed(EFAULT));
+        return Err(NotRecorded::Failed(EFAULT));
     }
     let data = &record[HEADER..];
     let tp = event.tracepoint();
@@ -197,7 +197,7 @@ unsafe fn copy_validate_dispatch(
     // SAFETY: Pairs with the lock above.
     unsafe { bindings::rue_tracepoint_read_unlock(cookie) };
     if faulted {
-        Err(Copy::Failed(EFAULT))
+        Err(NotRecorded::Failed(EFAULT))
     } else {
         Ok(())
     }
