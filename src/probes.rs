@@ -161,10 +161,31 @@ pub(crate) unsafe extern "C" fn ftrace_probe(
 /// [`rue_rust_user_event_reg`] for ftrace (a `trace_event_file`); `payload` validated.
 pub(crate) unsafe fn ftrace_record(tpdata: *mut c_void, payload: &[u8]) {
     // SAFETY: Guaranteed by the caller; `dst` has room for `payload.len()` bytes.
+    unsafe { ftrace_emit(tpdata, payload.len(), |dst| copy_to_record(dst, payload)) };
+}
+
+/// Copies a validated payload into a consumer's record: a ring buffer entry, or perf's per-CPU
+/// sample buffer.
+///
+/// The stores bypass the cache, as upstream's `copy_from_iter_nocache` straight into the
+/// record does: a record is read later, by a reader on any CPU, not by this one now. On x86 it
+/// is `memcpy_flushcache`'s loop of `movnti`; a plain `memcpy` is `rep movsb` there, which
+/// `make bench` measured at three times upstream's cost for a 4 KiB payload.
+///
+/// # Safety
+///
+/// `dst` must be valid for writes of `payload.len()` bytes and not overlap `payload`.
+#[inline(always)]
+unsafe fn copy_to_record(dst: *mut u8, payload: &[u8]) {
+    #[cfg(CONFIG_ARCH_HAS_UACCESS_FLUSHCACHE)]
+    // SAFETY: Guaranteed by the caller; the function only copies.
     unsafe {
-        ftrace_emit(tpdata, payload.len(), |dst| {
-            core::ptr::copy_nonoverlapping(payload.as_ptr(), dst, payload.len());
-        })
+        bindings::__memcpy_flushcache(dst.cast(), payload.as_ptr().cast(), payload.len())
+    };
+    #[cfg(not(CONFIG_ARCH_HAS_UACCESS_FLUSHCACHE))]
+    // SAFETY: Guaranteed by the caller.
+    unsafe {
+        core::ptr::copy_nonoverlapping(payload.as_ptr(), dst, payload.len())
     };
 }
 
@@ -243,11 +264,7 @@ pub(crate) unsafe extern "C" fn perf_probe(
 /// validated.
 pub(crate) unsafe fn perf_record(event: &UserEvent, payload: &[u8]) {
     // SAFETY: Guaranteed by the caller; `dst` has room for `payload.len()` bytes.
-    unsafe {
-        perf_emit(event, payload.len(), |dst| {
-            core::ptr::copy_nonoverlapping(payload.as_ptr(), dst, payload.len());
-        })
-    };
+    unsafe { perf_emit(event, payload.len(), |dst| copy_to_record(dst, payload)) };
 }
 
 /// Allocates perf's per-CPU sample buffer for `8 + count` bytes, has `fill` write the `count`
