@@ -13,6 +13,7 @@ use crate::{
     event::UserEvent,
     event_mutex::Held,
     logic::trace_output::{self, TraceSeq},
+    tracepoint::{self, Probe, ReadGuard},
 };
 use core::fmt;
 use kernel::prelude::*;
@@ -28,34 +29,95 @@ pub(crate) const STATUS_OTHER: u8 = 1 << 7;
 pub(crate) type ProbeFn =
     unsafe extern "C" fn(*mut UserEvent, *mut bindings::iov_iter, *mut c_void, *mut bool);
 
+/// A consumer attached to a user event's tracepoint, told apart by its probe.
+#[derive(Clone, Copy)]
+pub(crate) enum Consumer {
+    /// The module's ftrace probe, registered with this `trace_event_file`.
+    Ftrace(*mut bindings::trace_event_file),
+    /// The module's perf probe.
+    Perf,
+    /// Any other probe, called with upstream's probe contract, and its registration data.
+    Other(ProbeFn, *mut c_void),
+}
+
+impl Consumer {
+    /// The consumer `probe` stands for.
+    #[inline(always)]
+    pub(crate) fn of(probe: Probe) -> Self {
+        if probe.func == ftrace_probe as *mut c_void {
+            Self::Ftrace(probe.data.cast())
+        } else if probe.func == perf_probe as *mut c_void {
+            Self::Perf
+        } else {
+            // SAFETY: Every probe on a user event's tracepoint has upstream's
+            // `user_event_func_t` prototype: the tracepoint is private to this module and probes
+            // are attached through its `reg` callback (or by code following upstream's
+            // documented contract).
+            Self::Other(
+                unsafe { core::mem::transmute::<*mut c_void, ProbeFn>(probe.func) },
+                probe.data,
+            )
+        }
+    }
+
+    /// False when this consumer would record nothing from a write now, so the write need not
+    /// copy its payload for it: an ftrace file that is off, soft-disabled without triggers or
+    /// whose instance has `tracing_on` at 0, or a perf event on no CPU but another.
+    ///
+    /// A hint read without locks, as the consumers' own checks are: a consumer that turns on
+    /// while the write runs may miss it, as with upstream.
+    ///
+    /// # Safety
+    ///
+    /// Under the tracepoint read lock with preemption disabled; `event` is the registered event
+    /// the consumer is attached to.
+    #[inline(always)]
+    pub(crate) unsafe fn would_record(self, event: &UserEvent) -> bool {
+        match self {
+            Self::Ftrace(file) => {
+                if file.is_null() {
+                    return false;
+                }
+                // SAFETY: `file` is the live ftrace file the probe was registered with.
+                let flags = unsafe { (*file).flags };
+                if flags & bindings::EVENT_FILE_FL_ENABLED as c_ulong == 0 {
+                    return false;
+                }
+                // Its triggers run on every write, recorded or not.
+                if flags & bindings::EVENT_FILE_FL_TRIGGER_MODE as c_ulong != 0 {
+                    return true;
+                }
+                if flags & bindings::EVENT_FILE_FL_SOFT_DISABLED as c_ulong != 0 {
+                    return false;
+                }
+                // SAFETY: A live file's instance outlives it; the flag is an `int` that
+                // `tracing_on` writes (`tracer_tracing_off`), read once.
+                let off =
+                    unsafe { core::ptr::addr_of!((*(*file).tr).buffer_disabled).read_volatile() };
+                off == 0
+            }
+            // SAFETY: Guaranteed by the caller.
+            Self::Perf => unsafe { perf_would_record(event) },
+            Self::Other(..) => true,
+        }
+    }
+}
+
 /// Recomputes who consumes `event` and rewrites its enablers (`update_enable_bit_for`).
 fn update_enable_bit_for(held: &mut Held, event: &UserEvent) {
     let tp = event.tracepoint();
     let mut status = 0;
     // SAFETY: `tp` is the event's registered tracepoint.
-    if unsafe { bindings::rue_tracepoint_enabled(tp) } {
-        // SAFETY: The tracing core's read side for tracepoint probe arrays.
-        let cookie = unsafe { bindings::rue_tracepoint_read_lock() };
-        // SAFETY: Under the read lock, `funcs` is null or a NULL-terminated live array.
-        let mut func = unsafe { bindings::rue_tracepoint_funcs(tp) };
-        while !func.is_null() {
-            // SAFETY: `func` points into the live array (see above).
-            let f = unsafe { (*func).func };
-            if f.is_null() {
-                break;
-            }
-            status |= if f == ftrace_probe as *mut c_void {
-                STATUS_FTRACE
-            } else if f == perf_probe as *mut c_void {
-                STATUS_PERF
-            } else {
-                STATUS_OTHER
+    if unsafe { tracepoint::enabled(tp) } {
+        let guard = ReadGuard::lock();
+        // SAFETY: As above.
+        for probe in unsafe { guard.probes(tp) } {
+            status |= match Consumer::of(probe) {
+                Consumer::Ftrace(_) => STATUS_FTRACE,
+                Consumer::Perf => STATUS_PERF,
+                Consumer::Other(..) => STATUS_OTHER,
             };
-            // SAFETY: The array continues until its NULL terminator.
-            func = unsafe { func.add(1) };
         }
-        // SAFETY: Pairs with the lock above.
-        unsafe { bindings::rue_tracepoint_read_unlock(cookie) };
     }
     event.set_status(held, status);
     enabler::update_for(held, event);
@@ -147,21 +209,21 @@ pub(crate) unsafe extern "C" fn ftrace_probe(
     // SAFETY: As required by `ftrace_record`, guaranteed by the caller; the iterator is a kernel
     // iterator over `count` validated bytes, so the copy is complete and cannot fault.
     unsafe {
-        ftrace_emit(tpdata, count, |dst| {
+        ftrace_emit(tpdata.cast(), count, |dst| {
             bindings::_copy_from_iter(dst.cast(), count, iter);
         })
     };
 }
 
-/// Records `payload` into the ring buffer of the ftrace instance `tpdata` stands for.
+/// Records `payload` into the ring buffer of the ftrace instance `file` belongs to.
 ///
 /// # Safety
 ///
-/// Under the tracepoint read lock with preemption disabled; `tpdata` as registered by
-/// [`rue_rust_user_event_reg`] for ftrace (a `trace_event_file`); `payload` validated.
-pub(crate) unsafe fn ftrace_record(tpdata: *mut c_void, payload: &[u8]) {
+/// Under the tracepoint read lock with preemption disabled; `file` the probe data registered
+/// by [`rue_rust_user_event_reg`] for ftrace; `payload` validated.
+pub(crate) unsafe fn ftrace_record(file: *mut bindings::trace_event_file, payload: &[u8]) {
     // SAFETY: Guaranteed by the caller; `dst` has room for `payload.len()` bytes.
-    unsafe { ftrace_emit(tpdata, payload.len(), |dst| copy_to_record(dst, payload)) };
+    unsafe { ftrace_emit(file, payload.len(), |dst| copy_to_record(dst, payload)) };
 }
 
 /// Copies a validated payload into a consumer's record: a ring buffer entry, or perf's per-CPU
@@ -196,8 +258,11 @@ unsafe fn copy_to_record(dst: *mut u8, payload: &[u8]) {
 ///
 /// As [`ftrace_record`]; `fill` must write exactly `count` bytes at the pointer it gets.
 #[inline(always)]
-unsafe fn ftrace_emit(tpdata: *mut c_void, count: usize, fill: impl FnOnce(*mut u8)) {
-    let file = tpdata.cast::<bindings::trace_event_file>();
+unsafe fn ftrace_emit(
+    file: *mut bindings::trace_event_file,
+    count: usize,
+    fill: impl FnOnce(*mut u8),
+) {
     if file.is_null() {
         return;
     }
@@ -221,6 +286,24 @@ unsafe fn ftrace_emit(tpdata: *mut c_void, count: usize, fill: impl FnOnce(*mut 
     fill(unsafe { entry.cast::<u8>().add(8) });
     // SAFETY: Reserved above and filled.
     unsafe { bindings::trace_event_buffer_commit(&mut fbuf) };
+}
+
+/// Whether a perf event on this CPU, or a BPF program, takes samples of `event`.
+///
+/// # Safety
+///
+/// Preemption disabled; `event` registered.
+#[inline(always)]
+unsafe fn perf_would_record(event: &UserEvent) -> bool {
+    let call = event.call();
+    // SAFETY: `call` is registered; preemption is disabled (safety requirements).
+    let head = unsafe { bindings::rue_perf_events_head(call) };
+    // No perf event was ever opened on the event: nothing (not even BPF) can be attached.
+    if head.is_null() {
+        return false;
+    }
+    // SAFETY: As above; `head` is this CPU's live list.
+    unsafe { bindings::rue_bpf_prog_array_valid(call) || !bindings::rue_hlist_empty(head) }
 }
 
 /// `PERF_MAX_TRACE_SIZE`: the largest raw sample perf's per-CPU buffers hold.
@@ -275,19 +358,14 @@ pub(crate) unsafe fn perf_record(event: &UserEvent, payload: &[u8]) {
 /// As [`perf_record`]; `fill` must write exactly `count` bytes at the pointer it gets.
 #[inline(always)]
 unsafe fn perf_emit(event: &UserEvent, count: usize, fill: impl FnOnce(*mut u8)) {
+    // SAFETY: Guaranteed by the caller.
+    if !unsafe { perf_would_record(event) } {
+        return;
+    }
     let call = event.call();
-    // SAFETY: `call` is registered; preemption is disabled by the write path.
+    // SAFETY: `call` is registered; preemption is disabled by the write path. Not null: checked
+    // above.
     let head = unsafe { bindings::rue_perf_events_head(call) };
-    // No perf event was ever opened on the event: nothing (not even BPF) can be attached.
-    if head.is_null() {
-        return;
-    }
-    // SAFETY: As above.
-    let has_bpf = unsafe { bindings::rue_bpf_prog_array_valid(call) };
-    // SAFETY: `head` is this CPU's live list.
-    if !has_bpf && unsafe { bindings::rue_hlist_empty(head) } {
-        return;
-    }
     let size = 8 + count;
     let aligned = size.next_multiple_of(8);
     if aligned > PERF_MAX_TRACE_SIZE {

@@ -37,6 +37,7 @@ mod status_file;
 mod symbols;
 mod sysctl;
 mod tracefs;
+mod tracepoint;
 mod write;
 
 use logic::abi;

@@ -13,7 +13,8 @@ use crate::{
     bindings,
     event::UserEvent,
     logic::{abi, stats::Stats, validate},
-    probes::{self, ProbeFn},
+    probes::{self, Consumer, ProbeFn},
+    tracepoint::{self, ReadGuard},
 };
 use core::{
     ptr::null_mut,
@@ -86,7 +87,7 @@ pub(crate) unsafe fn write_event(event: &UserEvent, iov: &mut IovIterSource<'_>)
     }
     let tp = event.tracepoint();
     // SAFETY: `tp` is the registered event's tracepoint.
-    if !unsafe { bindings::rue_tracepoint_enabled(tp) } {
+    if !unsafe { tracepoint::enabled(tp) } {
         return Err(EBADF);
     }
     let iter = iov.as_raw();
@@ -121,6 +122,15 @@ pub(crate) unsafe fn write_event(event: &UserEvent, iov: &mut IovIterSource<'_>)
                 faulted_in = true;
             }
             Err(NotRecorded::Short(_)) => return Err(EFAULT),
+            // As upstream, which faults the payload in before its consumers run: a payload
+            // that cannot be read is `EFAULT` even when nothing is recorded.
+            Err(NotRecorded::Nobody) => {
+                // SAFETY: `iter` is a valid source iterator.
+                if unsafe { bindings::fault_in_iov_iter_readable(iter, payload) } != 0 {
+                    return Err(EFAULT);
+                }
+                return Ok(());
+            }
             Err(NotRecorded::Failed(e)) => return Err(e),
             Ok(()) => return Ok(()),
         }
@@ -133,6 +143,8 @@ enum NotRecorded {
     Short(usize),
     /// Any other error.
     Failed(Error),
+    /// No consumer would record it; nothing was copied.
+    Nobody,
 }
 
 /// # Safety
@@ -143,6 +155,15 @@ unsafe fn copy_validate_dispatch(
     iter: *mut bindings::iov_iter,
     payload: usize,
 ) -> core::result::Result<(), NotRecorded> {
+    let tp = event.tracepoint();
+    let guard = ReadGuard::lock();
+    // Copy only for a consumer that would record: upstream's consumers copy into a record
+    // they reserved, so with `tracing_on` at 0 (or only soft-disabled files) nothing is read.
+    // SAFETY: `tp` is the registered event's tracepoint; under its read lock with preemption
+    // disabled, as `would_record` requires.
+    if !unsafe { guard.probes(tp) }.any(|p| unsafe { Consumer::of(p).would_record(event) }) {
+        return Err(NotRecorded::Nobody);
+    }
     let base = BOUNCE.load(Ordering::Acquire);
     // SAFETY: No preconditions beyond disabled preemption.
     let cpu = unsafe { bindings::rue_smp_processor_id() } as usize;
@@ -166,36 +187,23 @@ unsafe fn copy_validate_dispatch(
         return Err(NotRecorded::Failed(EFAULT));
     }
     let data = &record[HEADER..];
-    let tp = event.tracepoint();
-    // SAFETY: The tracing core's read side for probe arrays.
-    let cookie = unsafe { bindings::rue_tracepoint_read_lock() };
-    // SAFETY: Under the read lock `funcs` is null or a live NULL-terminated array.
-    let mut func = unsafe { bindings::rue_tracepoint_funcs(tp) };
     let mut faulted = false;
-    while !func.is_null() {
-        // SAFETY: `func` points into the live array.
-        let (f, probe_data) = unsafe { ((*func).func, (*func).data) };
-        if f.is_null() {
-            break;
-        }
+    // SAFETY: As above.
+    for probe in unsafe { guard.probes(tp) } {
         // The module's own probes are called directly with the payload; any other probe gets
         // upstream's probe contract, a kernel iterator.
-        if f == probes::ftrace_probe as *mut c_void {
-            // SAFETY: Under the read lock with preemption disabled; `probe_data` is what the
-            // ftrace registration passed; `data` is validated.
-            unsafe { probes::ftrace_record(probe_data, data) };
-        } else if f == probes::perf_probe as *mut c_void {
+        match Consumer::of(probe) {
+            // SAFETY: Under the read lock with preemption disabled; `file` is what the ftrace
+            // registration passed; `data` is validated.
+            Consumer::Ftrace(file) => unsafe { probes::ftrace_record(file, data) },
             // SAFETY: As above; `event` is registered.
-            unsafe { probes::perf_record(event, data) };
-        } else {
+            Consumer::Perf => unsafe { probes::perf_record(event, data) },
             // SAFETY: `data` is readable for the duration of the call.
-            unsafe { call_other_probe(event, f, probe_data, data, &mut faulted) };
+            Consumer::Other(f, probe_data) => unsafe {
+                call_other_probe(event, f, probe_data, data, &mut faulted)
+            },
         }
-        // SAFETY: The array continues until its NULL terminator.
-        func = unsafe { func.add(1) };
     }
-    // SAFETY: Pairs with the lock above.
-    unsafe { bindings::rue_tracepoint_read_unlock(cookie) };
     if faulted {
         Err(NotRecorded::Failed(EFAULT))
     } else {
@@ -208,12 +216,12 @@ unsafe fn copy_validate_dispatch(
 ///
 /// # Safety
 ///
-/// `f` is a probe attached to `event`'s tracepoint, called under its read lock with preemption
+/// `probe` is attached to `event`'s tracepoint, called under its read lock with preemption
 /// disabled; `data` is the validated payload.
 #[cold]
 unsafe fn call_other_probe(
     event: &UserEvent,
-    f: *mut c_void,
+    probe: ProbeFn,
     probe_data: *mut c_void,
     data: &[u8],
     faulted: &mut bool,
@@ -228,10 +236,6 @@ unsafe fn call_other_probe(
     unsafe {
         bindings::iov_iter_kvec(it.as_mut_ptr(), bindings::ITER_SOURCE, &kvec, 1, data.len())
     };
-    // SAFETY: Every probe on a user event's tracepoint has upstream's `user_event_func_t`
-    // signature: the tracepoint is private to this module and probes are attached through its
-    // `reg` callback (or by code following upstream's documented contract).
-    let probe = unsafe { core::mem::transmute::<*mut c_void, ProbeFn>(f) };
     // SAFETY: Arguments as the probe contract requires; `it` is initialised above.
     unsafe {
         probe(
