@@ -364,7 +364,7 @@ TEST_F(group, default_load_keeps_root_only_modes)
 
 TEST_F(group, value_that_is_no_gid_fails_the_load)
 {
-	const char *bad[] = {
+	static const char * const bad[] = {
 		"group=4294967295",	/* (gid_t)-1 */
 		"group=4294967296",
 		"group=-2",
@@ -372,7 +372,7 @@ TEST_F(group, value_that_is_no_gid_fails_the_load)
 	};
 
 	ASSERT_EQ(0, unload());
-	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+	for (size_t i = 0; i < ARRAY_SIZE(bad); i++) {
 		EXPECT_EQ(-EINVAL, load(bad[i])) TH_LOG("%s", bad[i]);
 		EXPECT_FALSE(module_loaded()) TH_LOG("%s", bad[i]);
 	}
