@@ -72,7 +72,10 @@ bool rue_perfmon_capable(void);
 
 /* Override current's creds with a copy whose fsuid is root; NULL on ENOMEM. */
 const struct cred *rue_override_fsuid_root(void);
-/* Undo rue_override_fsuid_root() given what it returned. */
+/*
+ * Undo rue_override_fsuid_root() or rue_override_creds() given what it
+ * returned, putting the overriding credentials.
+ */
 void rue_revert_creds(const struct cred *old);
 /* override_creds(@cred), taking over the caller's reference (rue_revert_creds() puts it). */
 const struct cred *rue_override_creds(const struct cred *cred);
