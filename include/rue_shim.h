@@ -11,6 +11,7 @@
 #include <linux/dcache.h>
 #include <linux/types.h>
 
+struct inode;
 struct iov_iter;
 struct mm_struct;
 struct page;
@@ -71,8 +72,20 @@ bool rue_perfmon_capable(void);
 
 /* Override current's creds with a copy whose fsuid is root; NULL on ENOMEM. */
 const struct cred *rue_override_fsuid_root(void);
-/* Undo rue_override_fsuid_root() given what it returned. */
+/*
+ * Undo rue_override_fsuid_root() or rue_override_creds() given what it
+ * returned, putting the overriding credentials.
+ */
 void rue_revert_creds(const struct cred *old);
+/* override_creds(@cred), taking over the caller's reference (rue_revert_creds() puts it). */
+const struct cred *rue_override_creds(const struct cred *cred);
+
+/* make_kgid(&init_user_ns, @gid) and gid_valid(@gid). */
+kgid_t rue_make_kgid(gid_t gid);
+bool rue_gid_valid(kgid_t gid);
+/* inode_lock(), inode_unlock(). */
+void rue_inode_lock(struct inode *inode);
+void rue_inode_unlock(struct inode *inode);
 
 /* current->mm with mmgrab(), or NULL for a kernel thread. */
 struct mm_struct *rue_current_mm_grab(void);

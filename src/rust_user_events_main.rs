@@ -48,6 +48,30 @@ module! {
     authors: ["rust-user-events developers"],
     description: "Linux user_events tracing ABI as a loadable module",
     license: "GPL",
+    params: {
+        group: i64 {
+            default: -1,
+            description: "gid whose members may read and write user_events_data and read user_events_status (-1: root only, as upstream)",
+        },
+    },
+}
+
+/// The group the `group` parameter names, with the credentials that give it the files; `None`
+/// when unset. An invalid value fails the load with `EINVAL`.
+fn file_group() -> Result<Option<(tracefs::FileGroup, tracefs::KernelCred)>> {
+    let value = module_parameters::group.value();
+    let Ok(gid) = abi::group_param(value) else {
+        pr_err!("group={value}: not a gid (0 to 4294967294, or -1 for root only)\n");
+        return Err(EINVAL);
+    };
+    let Some(gid) = gid else {
+        return Ok(None);
+    };
+    let Ok(group) = tracefs::FileGroup::new(gid) else {
+        pr_err!("group={gid}: not a gid of the initial user namespace\n");
+        return Err(EINVAL);
+    };
+    Ok(Some((group, tracefs::KernelCred::new()?)))
 }
 
 /// This module, as the kernel's `struct module`.
@@ -79,6 +103,7 @@ struct RustUserEvents {
 
 impl kernel::Module for RustUserEvents {
     fn init(_module: &'static ThisModule) -> Result<Self> {
+        let file_group = file_group()?;
         layout::check()?;
         let symbols = symbols::Symbols::resolve()?;
         event_mutex::init(symbols.event_mutex);
@@ -117,6 +142,9 @@ impl kernel::Module for RustUserEvents {
                 group.as_foreign(),
             )?
         };
+        if let Some((gid, cred)) = &file_group {
+            status.set_group(*gid, abi::STATUS_FILE_MODE, cred)?;
+        }
         // SAFETY: `FOPS` is a promoted constant ('static); the file has no private data.
         let stats = unsafe {
             tracefs.create_file(
@@ -126,6 +154,9 @@ impl kernel::Module for RustUserEvents {
                 core::ptr::null_mut(),
             )?
         };
+        if let Some((gid, cred)) = &file_group {
+            stats.set_group(*gid, abi::STATS_FILE_MODE, cred)?;
+        }
         // SAFETY: As for `status`.
         let data = unsafe {
             tracefs.create_file(
@@ -135,6 +166,15 @@ impl kernel::Module for RustUserEvents {
                 group.as_foreign(),
             )?
         };
+        if let Some((gid, cred)) = &file_group {
+            // This cannot fail the load any more: the file is open to root already, and an
+            // event registered through it would outlive a failed init. The same change of the
+            // status file, as the same credentials, succeeded; only a security module judging
+            // the two files differently could refuse this one, and the file stays root's.
+            if let Err(e) = data.set_group(*gid, abi::DATA_FILE_GROUP_MODE, cred) {
+                pr_err!("could not give user_events_data to the group ({e:?}); it stays root's\n");
+            }
+        }
         // Cannot fail.
         let dyn_type = dyn_events::DynEventType::new(&symbols, group_arc);
         pr_info!("user_events ready\n");

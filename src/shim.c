@@ -18,6 +18,7 @@
 #include <linux/tracepoint.h>
 #include <linux/uaccess.h>
 #include <linux/uio.h>
+#include <linux/user_namespace.h>
 #include <linux/workqueue.h>
 
 #include "rue_shim.h"
@@ -145,6 +146,31 @@ const struct cred *rue_override_fsuid_root(void)
 void rue_revert_creds(const struct cred *old)
 {
 	put_cred(revert_creds(old));
+}
+
+const struct cred *rue_override_creds(const struct cred *cred)
+{
+	return override_creds(cred);
+}
+
+kgid_t rue_make_kgid(gid_t gid)
+{
+	return make_kgid(&init_user_ns, gid);
+}
+
+bool rue_gid_valid(kgid_t gid)
+{
+	return gid_valid(gid);
+}
+
+void rue_inode_lock(struct inode *inode)
+{
+	inode_lock(inode);
+}
+
+void rue_inode_unlock(struct inode *inode)
+{
+	inode_unlock(inode);
 }
 
 struct mm_struct *rue_current_mm_grab(void)

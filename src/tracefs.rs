@@ -6,10 +6,20 @@
 //! it (`fs/tracefs/inode.c`), which is not exported and is IBT-sealed: `simple_recursive_removal`
 //! on the dentry, then `simple_release_fs` for the pin `tracefs_create_file` took. Both are
 //! exported libfs helpers; only tracefs's mount bookkeeping comes from the symbol layer.
+//!
+//! With the `group` module parameter the files are given that group the way `chown(2)` does
+//! it: `notify_change()` under the inode lock. That goes through tracefs's own `setattr`, which
+//! marks the gid as set by hand (`TRACEFS_GID_PERM_SET`), so tracefs keeps it instead of
+//! re-applying its mount's `gid=` on the next lookup, and a remount without `gid=` keeps it.
 
 use crate::{bindings, symbols::Tracefs};
-use core::ptr::{null_mut, NonNull};
-use kernel::{error::from_err_ptr, prelude::*};
+use core::ptr::{addr_of_mut, null_mut, NonNull};
+use kernel::{
+    cred::Credential,
+    error::{from_err_ptr, to_result},
+    prelude::*,
+    sync::aref::ARef,
+};
 
 /// A pin on tracefs's internal mount, held for the module's lifetime.
 ///
@@ -142,5 +152,89 @@ impl Drop for RootFile {
         unsafe { bindings::simple_recursive_removal(self.dentry.as_ptr(), None) };
         // SAFETY: The file held one pin (type invariants), released exactly once here.
         unsafe { bindings::simple_release_fs(self.mount.as_ptr(), self.mount_count.as_ptr()) };
+    }
+}
+
+/// `S_IALLUGO`: the permission bits of a mode, without the file type.
+const S_IALLUGO: u16 = 0o7777;
+
+/// The group the tracefs files are given (the `group` module parameter).
+///
+/// # Invariants
+///
+/// `kgid` is a valid gid of the initial user namespace.
+#[derive(Clone, Copy)]
+pub(crate) struct FileGroup {
+    kgid: bindings::kgid_t,
+}
+
+impl FileGroup {
+    /// The group `gid` of the initial user namespace; `EINVAL` if it has no such gid.
+    pub(crate) fn new(gid: u32) -> Result<Self> {
+        // SAFETY: `make_kgid` on `init_user_ns` only reads its (static) id map.
+        let kgid = unsafe { bindings::rue_make_kgid(gid) };
+        // SAFETY: A pure comparison of a value.
+        if !unsafe { bindings::rue_gid_valid(kgid) } {
+            return Err(EINVAL);
+        }
+        // INVARIANT: Checked just above.
+        Ok(Self { kgid })
+    }
+}
+
+/// The kernel's own credentials, under which the files are given their group: the change is
+/// the module's, whatever the capabilities or security label of the task that loads it.
+pub(crate) struct KernelCred(ARef<Credential>);
+
+impl KernelCred {
+    /// `prepare_kernel_cred(&init_task)`.
+    pub(crate) fn new() -> Result<Self> {
+        // SAFETY: `init_task` is the kernel's static first task; `prepare_kernel_cred` only reads
+        // its credentials.
+        let cred = unsafe { bindings::prepare_kernel_cred(addr_of_mut!(bindings::init_task)) };
+        let cred = NonNull::new(cred.cast::<Credential>()).ok_or(ENOMEM)?;
+        // SAFETY: `prepare_kernel_cred` returned a new credential holding one reference, which
+        // the `ARef` takes over; `Credential` is a transparent wrapper of `struct cred`.
+        Ok(Self(unsafe { ARef::from_raw(cred) }))
+    }
+}
+
+impl RootFile {
+    /// Gives the file to `group` with permission bits `mode`, as `chgrp` and `chmod` together
+    /// would, running as `cred`.
+    pub(crate) fn set_group(&self, group: FileGroup, mode: u16, cred: &KernelCred) -> Result {
+        let dentry = self.dentry.as_ptr();
+        // SAFETY: By the type invariants `dentry` is our live, positive tracefs file.
+        let inode = unsafe { (*dentry).d_inode };
+        let mut attr: bindings::iattr = pin_init::zeroed();
+        attr.ia_valid = bindings::ATTR_GID | bindings::ATTR_MODE | bindings::ATTR_CTIME;
+        attr.__bindgen_anon_2.ia_gid = group.kgid;
+        // Consumed by `rue_revert_creds` below.
+        let override_cred = ARef::into_raw(cred.0.clone());
+        // SAFETY: `override_cred` is a valid credential whose reference `rue_override_creds`
+        // takes over; it is reverted on this same task below, before returning.
+        let old = unsafe { bindings::rue_override_creds(override_cred.as_ptr().cast()) };
+        // SAFETY: `inode` is the live inode of our file; locked and unlocked once, here.
+        unsafe { bindings::rue_inode_lock(inode) };
+        // The permission bits change, the file type stays (as `chmod_common` does it).
+        // SAFETY: `i_mode` is stable under the inode lock, held.
+        attr.ia_mode = (unsafe { (*inode).i_mode } & !S_IALLUGO) | (mode & S_IALLUGO);
+        // SAFETY: `notify_change` is called as `chown_common` calls it: with the inode locked,
+        // on a positive dentry of a mount without an id mapping (`nop_mnt_idmap`, as tracefs's
+        // own mounts), a gid valid by `FileGroup`'s invariants, and no delegation to break (a
+        // tracefs file has none).
+        let ret = unsafe {
+            bindings::notify_change(
+                addr_of_mut!(bindings::nop_mnt_idmap),
+                dentry,
+                &mut attr,
+                null_mut(),
+            )
+        };
+        // SAFETY: Locked above.
+        unsafe { bindings::rue_inode_unlock(inode) };
+        // SAFETY: `old` is what `rue_override_creds` returned on this task.
+        unsafe { bindings::rue_revert_creds(old) };
+        to_result(ret)
     }
 }

@@ -75,3 +75,27 @@ pub(crate) const DATA_FILE_MODE: u16 = 0o640;
 pub(crate) const STATUS_FILE_MODE: u16 = 0o440;
 /// Mode of `user_events_stats`, this module's counters (`TRACE_MODE_READ`, as the status).
 pub(crate) const STATS_FILE_MODE: u16 = 0o440;
+/// Mode of `user_events_data` when the `group` parameter names a group: its members may
+/// register and write, as root may.
+pub(crate) const DATA_FILE_GROUP_MODE: u16 = 0o660;
+
+/// The `group` module parameter's value when unset: the files stay root's, as upstream.
+pub(crate) const GROUP_UNSET: i64 = -1;
+
+/// A `group` module parameter that is neither unset nor a gid.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) struct InvalidGroup;
+
+/// The gid the `group` module parameter asks for, `None` when it is unset.
+///
+/// A gid is `0..=0xffff_fffe`; `0xffff_ffff` is `(gid_t)-1`, which means "no change" to
+/// `chown(2)` and is never a group.
+pub(crate) fn group_param(value: i64) -> Result<Option<u32>, InvalidGroup> {
+    if value == GROUP_UNSET {
+        return Ok(None);
+    }
+    match u32::try_from(value) {
+        Ok(gid) if gid != u32::MAX => Ok(Some(gid)),
+        _ => Err(InvalidGroup),
+    }
+}

@@ -31,3 +31,32 @@ fn file_modes_match_trace_mode_constants() {
     assert_eq!(DATA_FILE_MODE, 0o640);
     assert_eq!(STATUS_FILE_MODE, 0o440);
 }
+
+#[test]
+fn group_mode_adds_group_write_to_the_data_file_only() {
+    assert_eq!(DATA_FILE_GROUP_MODE, 0o660);
+    assert_eq!(DATA_FILE_GROUP_MODE & !0o020, DATA_FILE_MODE);
+    // The status and stats files already give their group read.
+    assert_eq!(STATUS_FILE_MODE & 0o040, 0o040);
+    assert_eq!(STATS_FILE_MODE & 0o040, 0o040);
+}
+
+#[test]
+fn unset_group_param_keeps_root_only_files() {
+    assert_eq!(group_param(-1), Ok(None));
+}
+
+#[test]
+fn group_param_accepts_every_gid() {
+    for gid in [0, 1, 4242, 65534, 0xffff_fffe] {
+        assert_eq!(group_param(gid), Ok(Some(gid as u32)), "{gid}");
+    }
+}
+
+#[test]
+fn group_param_rejects_what_is_no_gid() {
+    // (gid_t)-1, beyond 32 bits, and negatives other than the unset -1.
+    for value in [0xffff_ffff, 0x1_0000_0000, -2, i64::MIN, i64::MAX] {
+        assert_eq!(group_param(value), Err(InvalidGroup), "{value}");
+    }
+}

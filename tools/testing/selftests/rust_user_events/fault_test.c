@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -328,17 +329,16 @@ TEST_F(fault, fork_fails_to_join_a_scope_at_every_allocation)
 }
 
 /*
- * insmod with every allocation of the module's init failing in turn (the
- * loader's own are spared): each load fails with ENOMEM and leaves no file
- * and no module behind, until one succeeds.
+ * insmod with @params and every allocation of the module's init failing in
+ * turn (the loader's own are spared): each load fails with ENOMEM and leaves
+ * no file and no module behind, until one succeeds.
  */
-TEST_F(fault, module_init_fails_with_enomem_at_every_allocation)
+static void init_fails_at_every_allocation(struct __test_metadata *_metadata,
+					   const char *params)
 {
 	const char *path = getenv("RUE_MODULE") ?: "/rue/rust_user_events.ko";
 	int n, injected = 0, ret = -1;
 
-	if (!exists(FAILSLAB "require-start"))
-		SKIP(return, "no CONFIG_FAULT_INJECTION_STACKTRACE_FILTER");
 	/* The events of the tests before go asynchronously, and each pins the module. */
 	for (int i = 0; i < 3000 && syscall(SYS_delete_module, "rust_user_events", O_NONBLOCK); i++)
 		usleep(10000);
@@ -349,7 +349,7 @@ TEST_F(fault, module_init_fails_with_enomem_at_every_allocation)
 
 		ASSERT_NE(-1, fd);
 		ASSERT_EQ(0, arm(n));
-		ret = syscall(SYS_finit_module, fd, "", 0) ? -errno : 0;
+		ret = syscall(SYS_finit_module, fd, params, 0) ? -errno : 0;
 		done = !disarm_and_check_injected();
 		close(fd);
 		if (ret == 0)
@@ -363,10 +363,52 @@ TEST_F(fault, module_init_fails_with_enomem_at_every_allocation)
 			break;
 	}
 	anywhere();
-	TH_LOG("insmod: %d loads failed an allocation of the init", injected);
+	TH_LOG("insmod %s: %d loads failed an allocation of the init", params, injected);
 	ASSERT_EQ(0, ret) TH_LOG("the last load");
 	EXPECT_TRUE(exists(RUE_TRACEFS "user_events_data"));
 	EXPECT_LT(0, injected);
+}
+
+/* finit_module(2) of the module with no parameters; 0 or -errno. */
+static int load_without_parameters(void)
+{
+	const char *path = getenv("RUE_MODULE") ?: "/rue/rust_user_events.ko";
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int ret;
+
+	if (fd < 0)
+		return -errno;
+	ret = syscall(SYS_finit_module, fd, "", 0) ? -errno : 0;
+	close(fd);
+	return ret;
+}
+
+TEST_F(fault, module_init_fails_with_enomem_at_every_allocation)
+{
+	if (!exists(FAILSLAB "require-start"))
+		SKIP(return, "no CONFIG_FAULT_INJECTION_STACKTRACE_FILTER");
+	init_fails_at_every_allocation(_metadata, "");
+}
+
+/*
+ * The same with group=: the kernel credentials the files are given their
+ * group with are one more allocation; the load that succeeds gave the group
+ * to every file. The module is loaded again without parameters afterwards.
+ */
+TEST_F(fault, module_init_with_group_fails_with_enomem_at_every_allocation)
+{
+	struct stat st;
+
+	if (!exists(FAILSLAB "require-start"))
+		SKIP(return, "no CONFIG_FAULT_INJECTION_STACKTRACE_FILTER");
+	init_fails_at_every_allocation(_metadata, "group=4242");
+	ASSERT_EQ(0, stat(RUE_TRACEFS "user_events_data", &st));
+	EXPECT_EQ(4242u, st.st_gid);
+	EXPECT_EQ(0660u, st.st_mode & 07777);
+	ASSERT_EQ(0, stat(RUE_TRACEFS "user_events_status", &st));
+	EXPECT_EQ(4242u, st.st_gid);
+	ASSERT_EQ(0, syscall(SYS_delete_module, "rust_user_events", O_NONBLOCK));
+	ASSERT_EQ(0, load_without_parameters());
 }
 
 TEST_HARNESS_MAIN
