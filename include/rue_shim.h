@@ -69,6 +69,10 @@ size_t rue_copy_nofault(void *dst, size_t bytes, struct iov_iter *from);
 int rue_copy_struct_from_user(void *dst, size_t ksize, const void __user *src, size_t usize);
 bool rue_access_ok(const void __user *ptr, size_t size);
 bool rue_perfmon_capable(void);
+#ifdef CONFIG_COMPAT
+/* compat_ptr(): a 32-bit program's pointer (a compat_ioctl argument) as a user pointer. */
+void __user *rue_compat_ptr(u32 uptr);
+#endif
 
 /* Override current's creds with a copy whose fsuid is root; NULL on ENOMEM. */
 const struct cred *rue_override_fsuid_root(void);

@@ -3,9 +3,12 @@
 //! FFI glue of `user_events_data`: the `file_operations` and its trampolines.
 //!
 //! Like upstream it has `open`, `write`, `write_iter`, `unlocked_ioctl` and `release`, and no
-//! `read`, `mmap`, `llseek` or `compat_ioctl` (so reads give `EINVAL`, seeks `ESPIPE` and
-//! 32-bit callers `ENOTTY`, spec §1.10). `owner` pins the module while a file is open, so
-//! `rmmod` is refused until every file is closed.
+//! `read`, `mmap` or `llseek` (so reads give `EINVAL` and seeks `ESPIPE`, spec §1.10). Beyond
+//! upstream, which has no `compat_ioctl` (its 32-bit callers get `ENOTTY`), it has one on a
+//! kernel with `CONFIG_COMPAT`: 32-bit programs register, unregister and delete events as 64-bit
+//! ones do (deviations.md). Their `write`/`writev` need nothing here: the VFS converts a 32-bit
+//! iovec array before `write_iter`. `owner` pins the module while a file is open, so `rmmod` is
+//! refused until every file is closed.
 
 use crate::{bindings, file_info::FileInfo, group::GroupHandle};
 use core::mem::MaybeUninit;
@@ -83,6 +86,27 @@ unsafe extern "C" fn unlocked_ioctl(
     }
 }
 
+/// `ioctl(2)` from a 32-bit task (`compat_sys_ioctl`): the 32-bit command numbers, whose
+/// pointer argument is converted with `compat_ptr()`; the structs read the same as from a
+/// 64-bit task.
+///
+/// # Safety
+///
+/// Called by the VFS for a file opened by [`open`].
+#[cfg(CONFIG_COMPAT)]
+unsafe extern "C" fn compat_ioctl(file: *mut bindings::file, cmd: c_uint, arg: c_ulong) -> c_long {
+    // CAST: `compat_sys_ioctl` passes a `compat_ulong_t`, so nothing is lost.
+    // SAFETY: `compat_ptr` only converts the value; the handlers check the user range.
+    let arg = unsafe { bindings::rue_compat_ptr(arg as u32) } as usize;
+    // SAFETY: Called by the VFS for an open file of ours.
+    let info = unsafe { info(file) };
+    match info.compat_ioctl(cmd, arg) {
+        // CAST: Ioctl results fit in `long`.
+        Ok(n) => n as c_long,
+        Err(e) => e.to_errno() as c_long,
+    }
+}
+
 /// `write(2)`: upstream refuses any non-zero position (`pwrite`) with `EFAULT`.
 ///
 /// # Safety
@@ -144,5 +168,7 @@ pub(crate) const FOPS: bindings::file_operations = bindings::file_operations {
     write: Some(write),
     write_iter: Some(write_iter),
     unlocked_ioctl: Some(unlocked_ioctl),
+    #[cfg(CONFIG_COMPAT)]
+    compat_ioctl: Some(compat_ioctl),
     ..pin_init::zeroed()
 };

@@ -154,7 +154,24 @@ impl FileInfo {
 
     /// `ioctl(2)`: unknown commands get `ENOTTY`, as upstream.
     pub(crate) fn ioctl(&self, cmd: u32, arg: usize) -> Result<isize> {
-        match Command::from_ioctl(cmd) {
+        self.command(Command::from_ioctl(cmd), arg)
+    }
+
+    /// `ioctl(2)` from a 32-bit task, `arg` already converted with `compat_ptr()`: the same
+    /// commands under their 32-bit numbers; anything else, the 64-bit numbers included, gets
+    /// `ENOTTY`.
+    ///
+    /// Everything else is shared with 64-bit callers, errnos included. `enable_size` 8 stays
+    /// legal, as upstream allows it whenever the kernel's `unsigned long` is 64 bits: the bit is
+    /// set in the process's 8-byte word like a 64-bit process's.
+    #[cfg_attr(not(CONFIG_COMPAT), allow(dead_code))]
+    pub(crate) fn compat_ioctl(&self, cmd: u32, arg: usize) -> Result<isize> {
+        self.command(Command::from_compat_ioctl(cmd), arg)
+    }
+
+    /// Runs a decoded command; `None` is `ENOTTY`.
+    fn command(&self, command: Option<Command>, arg: usize) -> Result<isize> {
+        match command {
             Some(Command::Reg) => self.reg(arg).map(|()| 0),
             Some(Command::Del) => self.del(arg).map(|()| 0),
             Some(Command::Unreg) => self.unreg(arg).map(|()| 0),

@@ -3,6 +3,7 @@
  * C shim of rust_user_events (see include/rue_shim.h).
  */
 #include <linux/capability.h>
+#include <linux/compat.h>
 #include <linux/cred.h>
 #include <linux/fs.h>
 #include <linux/highmem.h>
@@ -125,6 +126,13 @@ bool rue_access_ok(const void __user *ptr, size_t size)
 {
 	return access_ok(ptr, size);
 }
+
+#ifdef CONFIG_COMPAT
+void __user *rue_compat_ptr(u32 uptr)
+{
+	return compat_ptr(uptr);
+}
+#endif
 
 bool rue_perfmon_capable(void)
 {

@@ -4,7 +4,7 @@
 # Installs everything rust-user-events needs on a Debian 12 (bookworm) host:
 # Debian's linux-source-7.3 from trixie-backports (pinned low so nothing else
 # is upgraded from it), the LLVM 19 toolchain, QEMU, a static busybox, the
-# kernel's build dependencies, Debian's perf (run inside the test VM), rust-src,
+# kernel's build dependencies, gcc's 32-bit (i386) libraries, Debian's perf (run inside the test VM), rust-src,
 # rustfmt, a pinned bindgen-cli, and debootstrap (tools/debian/chroot.sh makes
 # the trixie root with Debian's own kernel toolchain from it).
 #
@@ -23,6 +23,8 @@ APT_PACKAGES=(
 	busybox-static
 	bc flex bison libelf-dev libssl-dev cpio kmod xz-utils
 	build-essential libc6-dev python3
+	# gcc -m32 -static: the i386 libc and libgcc for compat_test (a 32-bit program).
+	gcc-multilib
 	linux-perf
 	debootstrap
 )

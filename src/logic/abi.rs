@@ -4,7 +4,8 @@
 //!
 //! The ioctl numbers encode `sizeof(pointer)`, not the struct size, exactly as upstream
 //! (`_IOWR('*', 0, struct user_reg *)`), so they are computed here with the generic `_IOC`
-//! encoding rather than taken from a struct.
+//! encoding rather than taken from a struct. A 32-bit program's numbers therefore differ from a
+//! 64-bit program's (size 4, not 8): the `_COMPAT` ones, which only `compat_ioctl` accepts.
 
 /// `DIAG_IOC_MAGIC`.
 pub(crate) const DIAG_IOC_MAGIC: u32 = b'*' as u32;
@@ -38,6 +39,17 @@ pub(crate) const DIAG_IOCSDEL: u32 = ioc(IOC_WRITE, DIAG_IOC_MAGIC, 1, PTR_SIZE)
 /// `DIAG_IOCSUNREG`: `_IOW('*', 2, struct user_unreg *)`.
 pub(crate) const DIAG_IOCSUNREG: u32 = ioc(IOC_WRITE, DIAG_IOC_MAGIC, 2, PTR_SIZE);
 
+/// `sizeof(void *)` in a 32-bit program (`compat_uptr_t`).
+const COMPAT_PTR_SIZE: usize = 4;
+
+/// `DIAG_IOCSREG` as a 32-bit program computes it.
+pub(crate) const DIAG_IOCSREG_COMPAT: u32 =
+    ioc(IOC_READ | IOC_WRITE, DIAG_IOC_MAGIC, 0, COMPAT_PTR_SIZE);
+/// `DIAG_IOCSDEL` as a 32-bit program computes it.
+pub(crate) const DIAG_IOCSDEL_COMPAT: u32 = ioc(IOC_WRITE, DIAG_IOC_MAGIC, 1, COMPAT_PTR_SIZE);
+/// `DIAG_IOCSUNREG` as a 32-bit program computes it.
+pub(crate) const DIAG_IOCSUNREG_COMPAT: u32 = ioc(IOC_WRITE, DIAG_IOC_MAGIC, 2, COMPAT_PTR_SIZE);
+
 /// The commands `user_events_data` understands.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Command {
@@ -56,6 +68,20 @@ impl Command {
             DIAG_IOCSREG => Some(Self::Reg),
             DIAG_IOCSDEL => Some(Self::Del),
             DIAG_IOCSUNREG => Some(Self::Unreg),
+            _ => None,
+        }
+    }
+
+    /// Decodes the ioctl number of a 32-bit program (`compat_ioctl`); `None` for anything else,
+    /// the 64-bit numbers included, as a 32-bit kernel would answer them.
+    ///
+    /// The structs need no translation: `struct user_reg` and `struct user_unreg` are packed
+    /// with fixed-width fields (the addresses are `__u64`), so they read the same from both.
+    pub(crate) fn from_compat_ioctl(cmd: u32) -> Option<Self> {
+        match cmd {
+            DIAG_IOCSREG_COMPAT => Some(Self::Reg),
+            DIAG_IOCSDEL_COMPAT => Some(Self::Del),
+            DIAG_IOCSUNREG_COMPAT => Some(Self::Unreg),
             _ => None,
         }
     }

@@ -3,6 +3,7 @@
 #
 # Builds every guest test program as a static binary into OUT/bin:
 #   - the project's kselftest-style C tests (tools/testing/selftests/rust_user_events),
+#     compat_test twice: as an i386 program (compat_test) and natively (compat_test_64),
 #   - the project's Rust tests (tools/testing/rust),
 #   - the samples: samples/example.c as rue_example, samples/rust-example as rue_example_rs,
 #   - the kernel's own user_events selftests, unmodified, from KDIR's source tree,
@@ -24,8 +25,15 @@ mkdir -p "$out/bin"
 cflags=(-static -O2 -Wall -isystem "$headers" -I "$selftests")
 
 for c in "$top"/tools/testing/selftests/rust_user_events/*.c; do
-	gcc "${cflags[@]}" -o "$out/bin/$(basename "$c" .c)" "$c" -lpthread
+	name=$(basename "$c" .c)
+	# compat_test is the i386 build below; natively it runs the same checks.
+	[ "$name" != compat_test ] || name=compat_test_64
+	gcc "${cflags[@]}" -o "$out/bin/$name" "$c" -lpthread
 done
+# A 32-bit program on the 64-bit kernel (IA-32 emulation): the module's compat_ioctl.
+# The x86_64 UAPI headers serve -m32 as well (asm/ picks by __i386__).
+gcc -m32 "${cflags[@]}" -o "$out/bin/compat_test" \
+	"$top/tools/testing/selftests/rust_user_events/compat_test.c" -lpthread
 
 # The real perf tool, and the script that drives it.
 bash "$top/tools/testing/guest-perf.sh" "$out"

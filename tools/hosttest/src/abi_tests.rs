@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! The UAPI numbers match upstream's x86_64 values (spec §1.4).
+//! The UAPI numbers match upstream's x86_64 and 32-bit values (spec §1.4).
 
 use crate::logic::abi::*;
 
@@ -23,6 +23,24 @@ fn other_commands_are_unknown() {
     // Same number with the 32-bit pointer size, a neighbour, and zero.
     for cmd in [0xC004_2A00, 0xC008_2A03, 0x4008_2B01, 0] {
         assert_eq!(Command::from_ioctl(cmd), None, "{cmd:#x}");
+    }
+}
+
+#[test]
+fn compat_ioctl_numbers_match_upstream_32_bit() {
+    assert_eq!(DIAG_IOCSREG_COMPAT, 0xC004_2A00);
+    assert_eq!(DIAG_IOCSDEL_COMPAT, 0x4004_2A01);
+    assert_eq!(DIAG_IOCSUNREG_COMPAT, 0x4004_2A02);
+}
+
+#[test]
+fn compat_commands_decode_only_the_32_bit_numbers() {
+    assert_eq!(Command::from_compat_ioctl(0xC004_2A00), Some(Command::Reg));
+    assert_eq!(Command::from_compat_ioctl(0x4004_2A01), Some(Command::Del));
+    assert_eq!(Command::from_compat_ioctl(0x4004_2A02), Some(Command::Unreg));
+    // The 64-bit numbers, a neighbour, and zero.
+    for cmd in [0xC008_2A00, 0x4008_2A01, 0x4008_2A02, 0xC004_2A03, 0] {
+        assert_eq!(Command::from_compat_ioctl(cmd), None, "{cmd:#x}");
     }
 }
 
