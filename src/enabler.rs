@@ -7,12 +7,15 @@
 //!
 //! A [`Scope`] is one lineage of tasks sharing an address space (see [`crate::scope`] for who
 //! joins it). It owns its enablers: `Scope::enablers`, keyed by the registered address and bit,
-//! holds the owning reference of each. Each event keeps an index of the enablers that follow it
-//! ([`EventEnablers`], keyed by scope, address and bit), so a status change visits the enablers
-//! of that event only. Every enabler is one separately allocated, memory-accounted object plus
+//! holds the owning reference of each. An index of the enablers by the event they follow
+//! ([`FOLLOWERS`], keyed by event, scope, address and bit) lets a status change visit the
+//! enablers of that event only. Every enabler is one separately allocated, memory-accounted object plus
 //! one node in each of the two trees: REG allocates nothing larger, whatever other processes
 //! have. An enabler holds one reference on its event from insertion until it is released; it
 //! holds its scope (and so the scope's `mm_struct`, by an `mmgrab` reference in `ARef<Mm>`).
+//!
+//! The index by event ([`FOLLOWERS`]) is kept here, not in the event: the event model
+//! ([`crate::event`]) sits below this layer and knows nothing of enablers.
 //!
 //! An enabler leaves both trees at UNREG, or when its scope is torn down (the last task exited
 //! or exec'd), or when a fork copy fails. It is then released (its event reference dropped)
@@ -54,10 +57,8 @@ use crate::{
     event::UserEvent,
     event_mutex::{EventLocked, Held},
     logic::enable,
-    stats_file,
 };
 use core::{
-    mem::ManuallyDrop,
     ptr::{null_mut, NonNull},
     sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering::Relaxed},
 };
@@ -87,11 +88,19 @@ static NEXT_SCOPE_ID: AtomicU64 = AtomicU64::new(1);
 /// match; upstream compares the original address and bit, not the size).
 type WordKey = (u64, u8);
 
-/// An enabler's key in its event's index.
-type EventKey = (ScopeId, u64, u8);
+/// An enabler's key in the index by event: the event's address, then the scope, address and bit.
+type EventKey = (usize, ScopeId, u64, u8);
 
-/// The enablers following one event, an index kept by the event (see the module docs).
-pub(crate) type EventEnablers = EventLocked<RBTree<EventKey, Arc<Enabler>>>;
+/// Every enabler by the event it follows (see the module docs). `None` until the first enabler:
+/// a `static` needs a constant initial value. Empty again once the last enabler is gone, so it
+/// owns no memory at module exit (every enabler holds an event, and every event the module).
+static FOLLOWERS: EventLocked<Option<RBTree<EventKey, Arc<Enabler>>>> = EventLocked::new(None);
+
+/// Enablers in every scope (`enablers` in `user_events_stats`).
+pub(crate) static ENABLERS: AtomicU64 = AtomicU64::new(0);
+
+/// Fork copies that failed (`fork_copy_failed` in `user_events_stats`).
+pub(crate) static FORK_COPY_FAILED: AtomicU64 = AtomicU64::new(0);
 
 /// Why `died` is this while an enabler is in its scope.
 const ALIVE: u64 = u64::MAX;
@@ -270,7 +279,7 @@ impl WorkItem<1> for Scope {
         if let Some((parent, snapshot)) = from {
             if copy(&parent, &child, snapshot).is_err() {
                 // As upstream, a child whose copy fails has no enablers; counted.
-                stats_file::FORK_COPY_FAILED.fetch_add(1, Relaxed);
+                FORK_COPY_FAILED.fetch_add(1, Relaxed);
                 child.teardown();
             }
             let mut held = Held::lock();
@@ -315,13 +324,9 @@ impl WorkItem<3> for Scope {
             if faulted.is_err() || !e.is_alive() {
                 continue;
             }
-            let set = e.event().status() != 0;
-            if write_bit(&scope.mm, e.addr, e.bit, set) == Err(EFAULT)
-                && e.attempts.fetch_add(1, Relaxed) + 1 < MAX_ATTEMPTS
-            {
-                // The fault list is drained by this loop; the work stays queued or running.
-                e.queue_fault(false);
-            }
+            // A requeue goes on the fault list this loop drains; the work stays queued or
+            // running.
+            e.write_or_queue(false);
             drop(held);
         }
     }
@@ -367,18 +372,39 @@ kernel::list::impl_list_item! {
     impl ListItem<0> for Enabler { using ListLinks { self.fault_links }; }
 }
 
-/// The two tree nodes an enabler needs, allocated before `event_mutex` is taken.
-struct Nodes {
+/// A new enabler and the two tree nodes it needs, allocated before `event_mutex` is taken (REG
+/// and fork copies).
+struct NewEnabler {
+    enabler: Arc<Enabler>,
     word: RBTreeNodeReservation<WordKey, Arc<Enabler>>,
     event: RBTreeNodeReservation<EventKey, Arc<Enabler>>,
 }
 
-impl Nodes {
-    fn new() -> Result<Self> {
+impl NewEnabler {
+    /// Allocates an enabler of `scope` for `event` (no event reference yet).
+    fn new(scope: &Arc<Scope>, event: NonNull<UserEvent>, addr: u64, bit: u8) -> Result<Self> {
         Ok(Self {
+            enabler: Enabler::new(scope, event, addr, bit)?,
             word: RBTreeNodeReservation::new(GFP_KERNEL_ACCOUNT)?,
             event: RBTreeNodeReservation::new(GFP_KERNEL_ACCOUNT)?,
         })
+    }
+
+    /// Inserts the enabler into its scope and the index by event, taking the event reference.
+    fn insert(self, held: &mut Held, born: u64) -> Arc<Enabler> {
+        let e = self.enabler;
+        e.born.store(born, Relaxed);
+        e.event().get();
+        ENABLERS.fetch_add(1, Relaxed);
+        FOLLOWERS
+            .get(held)
+            .get_or_insert_with(RBTree::new)
+            .insert(self.event.into_node(e.event_key(), e.clone()));
+        e.scope
+            .enablers
+            .get(held)
+            .insert(self.word.into_node((e.addr, e.bit), e.clone()));
+        e
     }
 }
 
@@ -414,29 +440,36 @@ impl Enabler {
         self.died.load(Relaxed) == ALIVE
     }
 
-    /// Inserts into the scope and the event index, taking the event reference.
-    fn insert(self: Arc<Self>, held: &mut Held, nodes: Nodes, born: u64) {
-        self.born.store(born, Relaxed);
-        self.event().get();
-        stats_file::ENABLERS.fetch_add(1, Relaxed);
-        let key = (self.scope.id, self.addr, self.bit);
-        self.event()
-            .enablers()
-            .get(held)
-            .insert(nodes.event.into_node(key, self.clone()));
-        let scope = self.scope.clone();
-        let key = (self.addr, self.bit);
-        scope
-            .enablers
-            .get(held)
-            .insert(nodes.word.into_node(key, self));
-    }
-
     /// Removes the enabler from its event's index, once it left its scope's tree.
     fn unindex(&self, held: &mut Held) {
-        stats_file::ENABLERS.fetch_sub(1, Relaxed);
-        let key = (self.scope.id, self.addr, self.bit);
-        self.event().enablers().get(held).remove(&key);
+        ENABLERS.fetch_sub(1, Relaxed);
+        if let Some(followers) = FOLLOWERS.get(held) {
+            followers.remove(&self.event_key());
+        }
+    }
+
+    /// The key in [`FOLLOWERS`].
+    fn event_key(&self) -> EventKey {
+        (self.event.as_ptr() as usize, self.scope.id, self.addr, self.bit)
+    }
+
+    /// Writes the event's current state into the enabler's word, or, if the page must be
+    /// faulted in first, queues that (the status change, fork copy and fault-in paths).
+    /// `new_status` restarts the fault-in attempts; otherwise this is one more attempt, and
+    /// the fault-in is given up after [`MAX_ATTEMPTS`].
+    ///
+    /// Called under `event_mutex`, which orders it against status changes and removals.
+    fn write_or_queue(self: &Arc<Self>, new_status: bool) {
+        let set = self.event().status() != 0;
+        if write_bit(&self.scope.mm, self.addr, self.bit, set) != Err(EFAULT) {
+            return;
+        }
+        if new_status {
+            self.attempts.store(0, Relaxed);
+        } else if self.attempts.fetch_add(1, Relaxed) + 1 >= MAX_ATTEMPTS {
+            return;
+        }
+        self.queue_fault();
     }
 
     /// Drops the event reference, once.
@@ -447,10 +480,7 @@ impl Enabler {
     }
 
     /// Queues a fault-in of the enabler's word; nothing if one is queued already.
-    fn queue_fault(self: &Arc<Self>, new_status: bool) {
-        if new_status {
-            self.attempts.store(0, Relaxed);
-        }
+    fn queue_fault(self: &Arc<Self>) {
         let Ok(item) = ListArc::try_from_arc(self.clone()) else {
             return;
         };
@@ -462,12 +492,16 @@ impl Enabler {
     }
 }
 
-/// Drops an `mmget` reference without running the address space's teardown here
-/// (`mmput_async`): the caller may hold `event_mutex`.
-fn put_async(mm: ARef<MmWithUser>) {
-    let mm = ManuallyDrop::new(mm);
-    // SAFETY: Gives up the `mmget` reference `mm` holds; it is not dropped again.
-    unsafe { bindings::mmput_async(mm.as_raw()) };
+/// Runs `f` on `mm` held by `mmget`, with its mmap lock held for reading (what
+/// `pin_user_pages_remote` and `fixup_user_fault` require). `ENOENT` if the address space is
+/// gone.
+///
+/// The `mmget` reference is dropped with `mmput_async`, after the lock: callers may hold
+/// `event_mutex`, and the address space's teardown must not run under it.
+fn with_mmap_read<R>(mm: &Mm, f: impl FnOnce(&MmWithUser) -> R) -> Result<R> {
+    let user = MmWithUser::into_mmput_async(mm.mmget_not_zero().ok_or(ENOENT)?);
+    let _lock = user.mmap_read_lock();
+    Ok(f(&user))
 }
 
 /// Sets or clears `bit` of the enable word at `addr` in `mm`, without faulting.
@@ -477,10 +511,8 @@ fn put_async(mm: ARef<MmWithUser>) {
 /// with [`fault_in`], outside `event_mutex`, and tries again.
 fn write_bit(mm: &Mm, addr: u64, bit: u8, set: bool) -> Result {
     let (word, bit) = enable::word_and_bit(addr, bit);
-    let user = mm.mmget_not_zero().ok_or(ENOENT)?;
     let mut page: *mut bindings::page = null_mut();
-    let pinned = {
-        let _lock = user.mmap_read_lock();
+    let pinned = with_mmap_read(mm, |user| {
         // SAFETY: The address space is held by `mmget` and its mmap lock is held for reading,
         // as `pin_user_pages_remote` requires; one page pointer slot. `FOLL_NOFAULT` never
         // sleeps on the target's page faults.
@@ -494,21 +526,18 @@ fn write_bit(mm: &Mm, addr: u64, bit: u8, set: bool) -> Result {
                 null_mut(),
             )
         }
-    };
-    let result = if pinned == 1 {
-        // CAST: the offset within a page fits in `unsigned long`.
-        let offset = (word % bindings::PAGE_SIZE as u64) as c_ulong;
-        // SAFETY: `page` is pinned for writing and `offset` addresses an aligned long in it.
-        unsafe {
-            bindings::rue_page_change_bit(page.cast(), offset, bit, set);
-            bindings::unpin_user_pages_dirty_lock(&mut page, 1, true);
-        }
-        Ok(())
-    } else {
-        Err(EFAULT)
-    };
-    put_async(user);
-    result
+    })?;
+    if pinned != 1 {
+        return Err(EFAULT);
+    }
+    // CAST: the offset within a page fits in `unsigned long`.
+    let offset = (word % bindings::PAGE_SIZE as u64) as c_ulong;
+    // SAFETY: `page` is pinned for writing and `offset` addresses an aligned long in it.
+    unsafe {
+        bindings::rue_page_change_bit(page.cast(), offset, bit, set);
+        bindings::unpin_user_pages_dirty_lock(&mut page, 1, true);
+    }
+    Ok(())
 }
 
 /// Faults the enable word at `addr` of `mm` in for writing (upstream `user_event_mm_fault_in`).
@@ -517,9 +546,7 @@ fn write_bit(mm: &Mm, addr: u64, bit: u8, set: bool) -> Result {
 /// the fault cannot wait for a userfaultfd handler.
 fn fault_in(mm: &Mm, addr: u64) -> Result {
     let (word, _) = enable::word_and_bit(addr, 0);
-    let user = mm.mmget_not_zero().ok_or(ENOENT)?;
-    let ret = {
-        let _lock = user.mmap_read_lock();
+    let ret = with_mmap_read(mm, |user| {
         // SAFETY: The address space is held by `mmget` and its mmap lock for reading.
         unsafe {
             bindings::fixup_user_fault(
@@ -529,8 +556,7 @@ fn fault_in(mm: &Mm, addr: u64) -> Result {
                 null_mut(),
             )
         }
-    };
-    drop(user);
+    })?;
     kernel::error::to_result(ret).map_err(|_| EFAULT)
 }
 
@@ -549,19 +575,20 @@ fn write_bit_faulting(mm: &Mm, addr: u64, mut write: impl FnMut(&mut Held) -> Re
 
 /// Creates the enabler for a registration and writes the event's current state into it,
 /// faulting the word in (outside `event_mutex`) up to ten times (upstream
-/// `user_event_enabler_create`). The caller holds `reg_mutex` and has checked `EADDRINUSE`.
+/// `user_event_enabler_create`). The caller holds `reg_mutex`, a reference on `event`, and has
+/// checked `EADDRINUSE`.
 ///
 /// Takes a reference on `event` when it succeeds. Fails with `EFAULT` when the word cannot be
 /// written (upstream returns `ENOMEM`, quirk Q1; see Documentation/deviations.md).
 pub(crate) fn create(scope: &Arc<Scope>, event: NonNull<UserEvent>, addr: u64, bit: u8) -> Result {
-    let enabler = Enabler::new(scope, event, addr, bit)?;
-    let mut nodes = Some(Nodes::new()?);
+    let mut new = Some(NewEnabler::new(scope, event, addr, bit)?);
     write_bit_faulting(&scope.mm, addr, |held| {
-        let set = enabler.event().status() != 0;
+        // SAFETY: The caller holds a reference on `event`.
+        let set = unsafe { event.as_ref() }.status() != 0;
         write_bit(&scope.mm, addr, bit, set).map_err(|e| if e == ENOENT { EFAULT } else { e })?;
-        if let Some(nodes) = nodes.take() {
+        if let Some(new) = new.take() {
             let (born, _) = scope.next_seq();
-            enabler.clone().insert(held, nodes, born);
+            new.insert(held, born);
         }
         Ok(())
     })
@@ -597,11 +624,24 @@ pub(crate) fn unregister(scope: &Scope, addr: u64, bit: u8) -> Result {
 /// Rewrites every enabler of `event` after its consumers changed (`user_event_enabler_update`).
 /// Visits the event's own enablers only.
 pub(crate) fn update_for(held: &mut Held, event: &UserEvent) {
-    let set = event.status() != 0;
-    for e in event.enablers().get(held).values() {
-        if write_bit(&e.scope.mm, e.addr, e.bit, set) == Err(EFAULT) {
-            e.queue_fault(true);
+    let id = core::ptr::from_ref(event) as usize;
+    let Some(mut cursor) = FOLLOWERS
+        .get(held)
+        .as_mut()
+        .and_then(|followers| followers.cursor_lower_bound_mut(&(id, 0, 0, 0)))
+    else {
+        return;
+    };
+    loop {
+        let (key, e) = cursor.current();
+        if key.0 != id {
+            return;
         }
+        e.write_or_queue(true);
+        let Some(next) = cursor.move_next() else {
+            return;
+        };
+        cursor = next;
     }
 }
 
@@ -660,18 +700,13 @@ fn copy(parent: &Scope, child: &Arc<Scope>, snapshot: u64) -> Result {
 
 /// Copies one enabler into `child` and writes the event's current state into the child's word.
 fn copy_one(child: &Arc<Scope>, src: &Enabler) -> Result {
-    let e = Enabler::new(child, src.event, src.addr, src.bit)?;
-    let nodes = Nodes::new()?;
+    let new = NewEnabler::new(child, src.event, src.addr, src.bit)?;
     let mut held = Held::lock();
     if child.has(&mut held, src.addr, src.bit) {
         return Ok(());
     }
     // `src` holds its event reference: it is alive, or in the graveyard until this copy ran.
-    e.clone().insert(&mut held, nodes, 0);
     // Right after fork the page is still shared copy-on-write: the fault path breaks it.
-    let set = e.event().status() != 0;
-    if write_bit(&child.mm, e.addr, e.bit, set) == Err(EFAULT) {
-        e.queue_fault(true);
-    }
+    new.insert(&mut held, 0).write_or_queue(true);
     Ok(())
 }

@@ -15,8 +15,7 @@
 
 use crate::{
     bindings,
-    enabler::EventEnablers,
-    event_mutex::{EventLocked, Held},
+    event_mutex::Held,
     kbuf::KBuf,
     logic::{
         grammar::{self, FieldSpec, Validator},
@@ -27,7 +26,6 @@ use crate::{
 use core::{mem::offset_of, ops::Range, ptr::NonNull};
 use kernel::{
     prelude::*,
-    rbtree::RBTree,
     sync::{atomic::Relaxed, Refcount},
     types::Opaque, //
 };
@@ -78,8 +76,6 @@ pub(crate) struct UserEvent {
     refcnt: Refcount,
     /// `EVENT_STATUS_*` consumers, written under `event_mutex`.
     status: core::sync::atomic::AtomicU8,
-    /// The enablers following this event, an index their scopes own ([`crate::enabler`]).
-    enablers: EventEnablers,
 }
 
 // SAFETY: The C objects are only touched through the tracing core's own locking or under
@@ -166,7 +162,6 @@ impl UserEvent {
             reg_flags,
             refcnt: Refcount::new(1),
             status: core::sync::atomic::AtomicU8::new(0),
-            enablers: EventLocked::new(RBTree::new()),
         };
         let print_fmt = KBuf::c_string(|buf| print_fmt::write_print_fmt(buf, this.field_names()))?;
         let len = print_fmt.len() - 1;
@@ -187,11 +182,6 @@ impl UserEvent {
     fn c_str_at(&self, range: &Range<usize>) -> *const c_char {
         // Every stored range is followed by a NUL in `strings`.
         self.strings[range.start..].as_ptr().cast()
-    }
-
-    /// The enablers following this event.
-    pub(crate) fn enablers(&self) -> &EventEnablers {
-        &self.enablers
     }
 
     /// The registered name (`reg_name`).

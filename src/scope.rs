@@ -21,10 +21,10 @@
 //! failure there is counted (`scope_join_failed` in `user_events_stats`) and leaves only that
 //! child outside its parent's scope, as upstream's failed `user_event_mm_dup` does.
 
-use crate::{bindings, enabler::Scope, stats_file};
+use crate::{bindings, enabler::Scope};
 use core::{
     ptr::NonNull,
-    sync::atomic::{AtomicBool, Ordering::Relaxed},
+    sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed},
 };
 use kernel::{
     alloc::flags::{__GFP_NOWARN, GFP_NOWAIT},
@@ -43,6 +43,10 @@ kernel::sync::global_lock! {
     // SAFETY: Initialised by `init` in module init, before any probe or file can use it.
     unsafe(uninit) static TASKS: SpinLock<Map> = None;
 }
+
+/// Tasks the fork probe could not enter in the task map (`scope_join_failed` in
+/// `user_events_stats`).
+pub(crate) static SCOPE_JOIN_FAILED: AtomicU64 = AtomicU64::new(0);
 
 /// True while any task has a scope: the probes skip all work otherwise.
 static ANY: AtomicBool = AtomicBool::new(false);
@@ -115,7 +119,7 @@ pub(crate) fn on_newtask(child: *mut bindings::task_struct, clone_vm: bool) {
     let flags = GFP_NOWAIT | __GFP_NOWARN;
     if clone_vm {
         let Ok(node) = RBTreeNode::new(child as usize, parent.clone(), flags) else {
-            stats_file::SCOPE_JOIN_FAILED.fetch_add(1, Relaxed);
+            SCOPE_JOIN_FAILED.fetch_add(1, Relaxed);
             return;
         };
         let old = {
@@ -134,11 +138,11 @@ pub(crate) fn on_newtask(child: *mut bindings::task_struct, clone_vm: bool) {
     // SAFETY: `mm` is a live `mm_struct` (above); `ARef::from` takes an `mmgrab` reference.
     let mm: ARef<Mm> = unsafe { Mm::from_raw(mm.as_ptr()) }.into();
     let Ok(scope) = Scope::new(mm, true, flags) else {
-        stats_file::SCOPE_JOIN_FAILED.fetch_add(1, Relaxed);
+        SCOPE_JOIN_FAILED.fetch_add(1, Relaxed);
         return;
     };
     let Ok(node) = RBTreeNode::new(child as usize, scope.clone(), flags) else {
-        stats_file::SCOPE_JOIN_FAILED.fetch_add(1, Relaxed);
+        SCOPE_JOIN_FAILED.fetch_add(1, Relaxed);
         return;
     };
     // Nothing can fail from here on: a snapshot counts a pending copy that must run.

@@ -4,25 +4,17 @@
 //! ([`crate::logic::stats`]).
 
 use crate::{
-    bindings,
+    bindings, enabler,
     logic::stats::{write_stats, Stats},
+    scope,
     seq::{self, SeqWriter},
     write,
 };
-use core::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use core::sync::atomic::Ordering::Relaxed;
 use kernel::{
     prelude::*,
     seq_file::SeqFile, //
 };
-
-/// Enablers in every scope (`enablers`).
-pub(crate) static ENABLERS: AtomicU64 = AtomicU64::new(0);
-
-/// Fork copies that failed (`fork_copy_failed`).
-pub(crate) static FORK_COPY_FAILED: AtomicU64 = AtomicU64::new(0);
-
-/// Tasks the fork probe could not enter in the task map (`scope_join_failed`).
-pub(crate) static SCOPE_JOIN_FAILED: AtomicU64 = AtomicU64::new(0);
 
 /// # Safety
 ///
@@ -32,9 +24,9 @@ unsafe extern "C" fn show(m: *mut bindings::seq_file, _v: *mut c_void) -> c_int 
     let seq = unsafe { SeqFile::from_raw(m) };
     // seq_file detects overflow itself and retries with a larger buffer.
     let stats = Stats {
-        enablers: ENABLERS.load(Relaxed),
-        fork_copy_failed: FORK_COPY_FAILED.load(Relaxed),
-        scope_join_failed: SCOPE_JOIN_FAILED.load(Relaxed),
+        enablers: enabler::ENABLERS.load(Relaxed),
+        fork_copy_failed: enabler::FORK_COPY_FAILED.load(Relaxed),
+        scope_join_failed: scope::SCOPE_JOIN_FAILED.load(Relaxed),
         ..write::stats()
     };
     let _ = write_stats(&mut SeqWriter(seq), &stats);
