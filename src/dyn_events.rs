@@ -6,8 +6,9 @@
 //! 7.3 exports neither `dyn_event_register()` nor the list the inline `dyn_event_add()` uses,
 //! and has no way to unregister a type. The module does the same work on resolved data (see
 //! [`crate::symbols`]): it links its `dyn_event_operations` into `dyn_event_ops_list` under
-//! `dyn_event_ops_mutex`, and each event's `struct dyn_event` into `dyn_event_list` under
-//! `event_mutex`; at unload it unlinks the operations under the same mutex. The core only calls
+//! `dyn_event_ops_mutex`, and the group, which owns each event's life, links each event's
+//! `struct dyn_event` into `dyn_event_list` under `event_mutex` ([`group::set_dyn_link`]); at
+//! unload it unlinks the operations under the same mutex. The core only calls
 //! the operations with `dyn_event_ops_mutex` (create) or `event_mutex` (show, match, free,
 //! is_busy) held, so after the unlink no call can start and none is running.
 
@@ -15,7 +16,7 @@ use crate::{
     bindings,
     event::{UserEvent, REG_PERSIST},
     event_mutex::Held,
-    group::{self, Group},
+    group::{self, DynLink, Group},
     kbuf::KBuf,
     logic::{matching, show},
     seq::SeqWriter,
@@ -28,9 +29,8 @@ use core::{
 };
 use kernel::{prelude::*, seq_file::SeqFile, sync::Arc};
 
-/// `dyn_event_list`, resolved at load.
-static DYN_EVENT_LIST: AtomicPtr<bindings::list_head> = AtomicPtr::new(null_mut());
-/// The group `create` registers into, set while the operations are linked.
+/// The group `create` registers into, set while the operations are linked. A static because
+/// the core calls `create` with the command text only.
 static GROUP: AtomicPtr<Group> = AtomicPtr::new(null_mut());
 
 /// The operations; the core links them through their `list` field.
@@ -52,34 +52,6 @@ static OPS: Ops = Ops(UnsafeCell::new(bindings::dyn_event_operations {
     match_: Some(match_event),
 }));
 
-/// Links `event`'s `dyn_event` into `dyn_event_list` (upstream's inline `dyn_event_add`).
-///
-/// # Safety
-///
-/// `devent` must be the `dyn_event` of a registered event, not linked yet.
-pub(crate) unsafe fn add(devent: *mut bindings::dyn_event, _held: &mut Held) {
-    let list = DYN_EVENT_LIST.load(Ordering::Acquire);
-    if list.is_null() {
-        return;
-    }
-    // SAFETY: `event_mutex` is held (`_held`), which protects `dyn_event_list`; `devent` is live
-    // until `remove` unlinks it.
-    unsafe {
-        (*devent).ops = OPS.0.get();
-        bindings::list_add_tail(&raw mut (*devent).list, list);
-    }
-}
-
-/// Unlinks a `dyn_event` linked by [`add`] (upstream's inline `dyn_event_remove`).
-///
-/// # Safety
-///
-/// `devent` must have been initialised by [`UserEvent`] (linked or self-linked).
-pub(crate) unsafe fn remove(devent: *mut bindings::dyn_event, _held: &mut Held) {
-    // SAFETY: `event_mutex` is held; `list_del_init` of a self-linked node is a no-op.
-    unsafe { bindings::rue_list_del_init(&raw mut (*devent).list) };
-}
-
 /// The `u:` operations, linked into `dynamic_events` while alive.
 pub(crate) struct DynEventType {
     ops_mutex: NonNull<bindings::mutex>,
@@ -94,7 +66,11 @@ unsafe impl Sync for DynEventType {}
 impl DynEventType {
     /// Registers the `u:` type (upstream `dyn_event_register(&user_event_dops)`).
     pub(crate) fn new(symbols: &Symbols, group: Arc<Group>) -> Self {
-        DYN_EVENT_LIST.store(symbols.dyn_event_list.as_ptr(), Ordering::Release);
+        group::set_dyn_link(Some(DynLink {
+            list: symbols.dyn_event_list,
+            // SAFETY: The address of a static is not null.
+            ops: unsafe { NonNull::new_unchecked(OPS.0.get()) },
+        }));
         GROUP.store(Arc::as_ptr(&group).cast_mut(), Ordering::Release);
         // SAFETY: `dyn_event_ops_mutex` is a resolved symbol mutex; module init may sleep.
         let _guard = unsafe { KernelMutexGuard::lock(symbols.dyn_event_ops_mutex) };
@@ -119,6 +95,7 @@ impl Drop for DynEventType {
         // SAFETY: Linked in `new` under the same mutex, held again here.
         unsafe { bindings::rue_list_del_init(&raw mut (*OPS.0.get()).list) };
         GROUP.store(null_mut(), Ordering::Release);
+        group::set_dyn_link(None);
     }
 }
 
@@ -128,8 +105,8 @@ impl Drop for DynEventType {
 ///
 /// `ev` must be the `dyn_event` of a registered [`UserEvent`].
 unsafe fn event_of(ev: *mut bindings::dyn_event) -> NonNull<UserEvent> {
-    // SAFETY: `ev` is the `devent` field of a live `UserEvent` (container_of).
-    unsafe { NonNull::new_unchecked(ev.byte_sub(UserEvent::DEVENT_OFFSET).cast::<UserEvent>()) }
+    // SAFETY: Guaranteed by the caller.
+    unsafe { UserEvent::from_devent(ev) }
 }
 
 /// `create`: `u:name[:flags] fields` makes a persistent event (upstream `user_event_create`).

@@ -1,27 +1,32 @@
 // SPDX-License-Identifier: GPL-2.0
 
 //! One user event (upstream `struct user_event`): the `trace_event_call` the tracing core sees,
-//! the tracepoint its probes attach to, and the parsed fields.
+//! the tracepoint its probes attach to, the parsed fields, and its reference count.
+//!
+//! This is the event *model*: it knows nothing of the table, the consumers or the enablers. Its
+//! life (creation, registration with the tracing core, the `dynamic_events` link and
+//! destruction) is run by one owner, [`crate::group`], which hands the callbacks in
+//! ([`Callbacks`]).
 //!
 //! # Lifetime
 //!
 //! An event is a `KBox` turned into a raw pointer once its C objects are initialised, because
-//! the tracing core keeps pointers into it. It is freed only by [`UserEvent::destroy`], under
-//! `event_mutex`, once its reference count says nobody uses it (upstream's `user_event_put`
-//! and `delayed_destroy_user_event`). References are held by: each open file that registered
-//! it, each enabler, each attached ftrace/perf probe, the creator until it has taken its own,
-//! and, for `USER_EVENT_REG_PERSIST`, the event itself. Every live event also holds a reference
-//! on this module, so `rmmod` is refused while any event exists.
+//! the tracing core keeps pointers into it. It is freed only by the group's delayed destroy or a
+//! deletion, under `event_mutex`, once its reference count says nobody uses it (upstream's
+//! `user_event_put` and `delayed_destroy_user_event`). References are held by: each open file
+//! that registered it, each enabler, each attached ftrace/perf probe, the creator until it has
+//! taken its own, a `user_events_status` listing while it is written, and, for
+//! `USER_EVENT_REG_PERSIST`, the event itself. Every live event also holds a reference on this
+//! module, so `rmmod` is refused while any event exists.
 
 use crate::{
-    bindings,
+    bindings, deferred,
     event_mutex::Held,
     kbuf::KBuf,
     logic::{
         grammar::{self, FieldSpec, Validator},
         print_fmt,
     },
-    probes,
 };
 use core::{mem::offset_of, ops::Range, ptr::NonNull};
 use kernel::{
@@ -49,8 +54,8 @@ pub(crate) const REG_MULTI_FORMAT: u16 = 1 << 1;
 ///
 /// # Invariants
 ///
-/// Once [`UserEvent::register`] returned, the C objects are registered with the tracing core,
-/// point into this allocation, and the allocation does not move until [`UserEvent::destroy`].
+/// Once [`UserEvent::init_c_objects`] ran, the C objects point into this allocation, which does
+/// not move until it is freed; the group registers them with the tracing core.
 pub(crate) struct UserEvent {
     call: Opaque<bindings::trace_event_call>,
     class: Opaque<bindings::trace_event_class>,
@@ -93,13 +98,43 @@ fn push_str(strings: &mut KVec<u8>, s: &[u8]) -> Result<Range<usize>> {
     Ok(start..end)
 }
 
-impl UserEvent {
-    /// Offset of the `dyn_event`, for `container_of` in the `dynamic_events` callbacks.
-    pub(crate) const DEVENT_OFFSET: usize = offset_of!(UserEvent, devent);
+/// What the owner of the event's life plugs into its C objects.
+pub(crate) struct Callbacks {
+    /// The ftrace probe (`class->probe`).
+    pub(crate) probe: *mut c_void,
+    /// The perf probe (`class->perf_probe`).
+    pub(crate) perf_probe: *mut c_void,
+    /// The delayed destroy, run by the work [`UserEvent::queue_destroy`] queues.
+    pub(crate) destroy: unsafe extern "C" fn(*mut bindings::work_struct),
+}
 
+impl UserEvent {
     /// The entry in `dynamic_events`.
     pub(crate) fn devent(&self) -> *mut bindings::dyn_event {
         self.devent.get()
+    }
+
+    /// The event a `dyn_event` of ours belongs to.
+    ///
+    /// # Safety
+    ///
+    /// `devent` must be the `dyn_event` of an initialised [`UserEvent`].
+    pub(crate) unsafe fn from_devent(devent: *mut bindings::dyn_event) -> NonNull<Self> {
+        // SAFETY: `devent` is the `devent` field of a live `UserEvent` (container_of).
+        unsafe { NonNull::new_unchecked(devent.byte_sub(offset_of!(Self, devent)).cast::<Self>()) }
+    }
+
+    /// The event whose delayed destroy `work` is.
+    ///
+    /// # Safety
+    ///
+    /// `work` must be the work of the `put_work` of an initialised [`UserEvent`].
+    pub(crate) unsafe fn from_destroy_work(work: *mut bindings::work_struct) -> NonNull<Self> {
+        // SAFETY: `work` is the `work` member, at offset 0, of the `put_work` field of a live
+        // `UserEvent` (container_of).
+        unsafe {
+            NonNull::new_unchecked(work.byte_sub(offset_of!(Self, put_work)).cast::<Self>())
+        }
     }
 
     /// Parses a new event `name args`; `multi_id` names a multi-format version.
@@ -264,33 +299,13 @@ impl UserEvent {
             .store(status, core::sync::atomic::Ordering::Relaxed);
     }
 
-    /// Initialises the C objects and registers the event with the tracing core.
+    /// Initialises the C objects with `callbacks` and defines the fields; the event is not
+    /// yet known to the tracing core.
     ///
-    /// Returns the event as a raw pointer owned by the tracing core from now on, with one
-    /// reference (two for persistent events) and one module reference.
-    pub(crate) fn register(this: KBox<Self>, held: &mut Held) -> Result<NonNull<Self>> {
-        let module = crate::module_ptr();
-        // SAFETY: `module` is this module, which is live while its code runs.
-        if !unsafe { bindings::try_module_get(module) } {
-            return Err(ENODEV);
-        }
-        let ptr = NonNull::from(KBox::leak(this));
-        // SAFETY: `ptr` is a fresh, exclusively owned allocation that will not move.
-        let result = unsafe { Self::init_c_objects(ptr, held) };
-        if let Err(e) = result {
-            // SAFETY: Registration failed before the core kept any pointer into `ptr`.
-            drop(unsafe { KBox::from_raw(ptr.as_ptr()) });
-            // SAFETY: Taken above.
-            unsafe { bindings::module_put(module) };
-            return Err(e);
-        }
-        Ok(ptr)
-    }
-
     /// # Safety
     ///
     /// `this` must be a leaked, never-moved `KBox<UserEvent>` not yet known to the core.
-    unsafe fn init_c_objects(this: NonNull<Self>, _held: &mut Held) -> Result {
+    pub(crate) unsafe fn init_c_objects(this: NonNull<Self>, callbacks: &Callbacks) -> Result {
         // SAFETY: Exclusively owned per the safety requirements.
         let ev = unsafe { this.as_ref() };
         let call = ev.call.get();
@@ -306,8 +321,8 @@ impl UserEvent {
             } else {
                 c"user_events".as_char_ptr()
             };
-            (*class).probe = probes::ftrace_probe as *mut c_void;
-            (*class).perf_probe = probes::perf_probe as *mut c_void;
+            (*class).probe = callbacks.probe;
+            (*class).perf_probe = callbacks.perf_probe;
             (*class).reg = Some(bindings::rue_user_event_reg);
             (*class).fields_array = ev.fields_end.get();
             bindings::INIT_LIST_HEAD(&raw mut (*class).fields);
@@ -320,7 +335,7 @@ impl UserEvent {
             // in `call->refcnt` instead of pinning a module.
             (*call).flags =
                 (bindings::TRACE_EVENT_FL_TRACEPOINT | bindings::TRACE_EVENT_FL_DYNAMIC) as c_int;
-            bindings::rue_init_delayed_work(ev.put_work.get(), Some(put_work_fn));
+            bindings::rue_init_delayed_work(ev.put_work.get(), Some(callbacks.destroy));
             bindings::INIT_LIST_HEAD(&raw mut (*ev.devent.get()).list);
         }
         for f in ev.fields.iter() {
@@ -338,24 +353,6 @@ impl UserEvent {
                 )
             };
             kernel::error::to_result(ret)?;
-        }
-        // SAFETY: `call.event` is initialised with our print callbacks.
-        if unsafe { bindings::register_trace_event(&raw mut (*call).event) } == 0 {
-            return Err(ENODEV);
-        }
-        // SAFETY: `event_mutex` is held (`_held`), as `trace_add_event_call` requires; the call
-        // is fully initialised. The fsuid override lets a registrant that may open
-        // user_events_data but not create tracefs entries still create them, as upstream.
-        let ret = with_root_fsuid(|| unsafe { bindings::trace_add_event_call(call) });
-        if ret != 0 {
-            // SAFETY: Registered just above and not yet added.
-            unsafe { bindings::unregister_trace_event(&raw mut (*call).event) };
-            return Err(Error::from_errno(ret));
-        }
-        // SAFETY: The event is registered and `event_mutex` is held.
-        unsafe { crate::dyn_events::add(ev.devent.get(), _held) };
-        if ev.is_persist() {
-            ev.refcnt.inc();
         }
         Ok(())
     }
@@ -402,6 +399,12 @@ impl UserEvent {
         self.put_locked(&mut held);
     }
 
+    /// Drops the reference a queued destroy held: true if it was the last, and the destroy is
+    /// to go ahead (a registration may have taken the event meanwhile).
+    pub(crate) fn put_for_destroy(&self, _held: &mut Held) -> bool {
+        self.refcnt.dec_and_test()
+    }
+
     /// The last reference went away: destroy asynchronously, as upstream, so a registration
     /// that races in can still take the event.
     fn last_put(&self, _held: &mut Held) {
@@ -413,11 +416,12 @@ impl UserEvent {
         self.queue_destroy(0);
     }
 
-    /// Queues the delayed destroy, which holds the reference the count was set to.
-    fn queue_destroy(&self, delay: c_ulong) {
-        // SAFETY: `put_work` was initialised at registration and the event lives until the
-        // work destroys it.
-        if !unsafe { crate::deferred::queue_raw_delayed(self.put_work.get(), delay) } {
+    /// Queues the delayed destroy ([`Callbacks::destroy`]) in `delay` jiffies; it holds the
+    /// reference the count was set to.
+    pub(crate) fn queue_destroy(&self, delay: c_ulong) {
+        // SAFETY: `put_work` was initialised by `init_c_objects` and the event lives until the
+        // work destroys it; the event pins the module until then.
+        if !unsafe { deferred::queue_raw_delayed(self.put_work.get(), delay) } {
             pr_warn!("user_events: Unable to queue delayed destroy\n");
         }
     }
@@ -430,101 +434,4 @@ impl UserEvent {
         // SAFETY: `call` is initialised for a registered event; the read is atomic.
         unsafe { bindings::rue_trace_event_dyn_busy(self.call.get()) }
     }
-
-    /// A destroy that could not run now: keep the reference and try again later. The pending
-    /// retry pins the module (the event does).
-    pub(crate) fn retry_destroy(&self, why: DestroyRetry) {
-        self.revive();
-        self.queue_destroy(why.delay());
-    }
-
-    /// Removes the event from the tracing core (first half of `destroy_user_event`).
-    ///
-    /// Fails with `EBUSY` if a consumer still has it enabled; the event then stays registered.
-    ///
-    /// # Safety
-    ///
-    /// `this` must be a registered event.
-    pub(crate) unsafe fn unregister(this: NonNull<Self>, _held: &mut Held) -> Result {
-        // SAFETY: `this` is registered (safety requirements).
-        if unsafe { this.as_ref() }.core_busy() {
-            return Err(EBUSY);
-        }
-        // SAFETY: As above.
-        let call = unsafe { this.as_ref() }.call.get();
-        // SAFETY: `event_mutex` is held (`_held`); `call` is registered.
-        let ret = with_root_fsuid(|| unsafe { bindings::trace_remove_event_call(call) });
-        kernel::error::to_result(ret)
-    }
-
-    /// Frees an event that [`Self::unregister`] removed from the tracing core.
-    ///
-    /// # Safety
-    ///
-    /// `this` must have been unregistered and unlinked from every table; nothing may use it
-    /// afterwards.
-    pub(crate) unsafe fn free(this: NonNull<Self>) {
-        // SAFETY: The core dropped every pointer into the event (the call is removed, its
-        // fields freed, no probe is attached), and the caller guarantees no other user.
-        drop(unsafe { KBox::from_raw(this.as_ptr()) });
-        // SAFETY: Taken in `register`.
-        unsafe { bindings::module_put(crate::module_ptr()) };
-    }
-}
-
-/// Runs `f` with current's fsuid overridden to root (`user_event_set_call_visible`).
-fn with_root_fsuid(f: impl FnOnce() -> c_int) -> c_int {
-    // SAFETY: No preconditions; returns NULL on allocation failure.
-    let old = unsafe { bindings::rue_override_fsuid_root() };
-    if old.is_null() {
-        return ENOMEM.to_errno();
-    }
-    let ret = f();
-    // SAFETY: `old` is what `rue_override_fsuid_root` returned on this task.
-    unsafe { bindings::rue_revert_creds(old) };
-    ret
-}
-
-/// Why a delayed destroy tries again.
-#[derive(Clone, Copy)]
-pub(crate) enum DestroyRetry {
-    /// The tracing core holds references of its own ([`UserEvent::core_busy`]): short-lived
-    /// (a trigger's is dropped once its removal is synchronised).
-    CoreBusy,
-    /// Removing the event from the core failed (an allocation).
-    Failed,
-}
-
-impl DestroyRetry {
-    /// Jiffies until the next try.
-    fn delay(self) -> c_ulong {
-        let delay = match self {
-            Self::CoreBusy => bindings::HZ / 10,
-            Self::Failed => bindings::HZ,
-        };
-        delay as c_ulong
-    }
-}
-
-/// The delayed destroy (`delayed_destroy_user_event`).
-///
-/// # Safety
-///
-/// Called by the workqueue with the `put_work` of a registered [`UserEvent`].
-unsafe extern "C" fn put_work_fn(work: *mut bindings::work_struct) {
-    // SAFETY: `work` is the `work` member, at offset 0, of the `put_work` field of a live
-    // `UserEvent` (container_of).
-    let this = unsafe {
-        NonNull::new_unchecked(
-            work.byte_sub(offset_of!(UserEvent, put_work))
-                .cast::<UserEvent>(),
-        )
-    };
-    let mut held = Held::lock();
-    // SAFETY: The event is live until destroyed below; the queued work holds the last ref.
-    let ev = unsafe { this.as_ref() };
-    if !ev.refcnt.dec_and_test() {
-        return;
-    }
-    crate::group::destroy_event(this, &mut held);
 }

@@ -1,20 +1,39 @@
 // SPDX-License-Identifier: GPL-2.0
 
 //! The user_events group (upstream's `init_group`): the table of events that every
-//! `user_events_data` file registers into and `user_events_status` lists.
+//! `user_events_data` file registers into and `user_events_status` lists, and the one owner of
+//! each event's life.
+//!
+//! # An event's life
+//!
+//! Everything between the model ([`crate::event`]) and its users happens here, in this order:
+//!
+//! 1. **Creation** ([`Group::find_or_create`]): an existing event that matches is taken, or a
+//!    new one is parsed ([`UserEvent::new`]) and counted against `kernel.user_events_max`.
+//! 2. **Registration** ([`register`]): a module reference, the C objects with this module's
+//!    probes and delayed destroy ([`CALLBACKS`]), `register_trace_event`,
+//!    `trace_add_event_call`, the `dynamic_events` link, the persistent reference; then the
+//!    table entry.
+//! 3. **Use**: files, enablers, consumers and listings take and drop references
+//!    ([`UserEvent::get`], [`UserEvent::put`]).
+//! 4. **Destruction**: the last put queues the delayed destroy ([`destroy_work`]), or
+//!    `DIAG_IOCSDEL`/`dynamic_events` deletes an unused event ([`unlink_and_free`]):
+//!    `trace_remove_event_call`, the `dynamic_events` unlink, the table entry, the memory and
+//!    the module reference, in that order.
 //!
 //! # Locking
 //!
-//! * [`Group::reg_mutex`] serialises registrations, deletions and unregistrations, as upstream.
-//! * The event table lives under `event_mutex` ([`crate::event_mutex`]), which
-//!   every writer of the table holds, including the delayed destroy. The status file reads
-//!   under it too (upstream reads under `reg_mutex` only, quirk Q17).
-//! * Order: `reg_mutex` → `event_mutex`.
+//! [`Group::reg_mutex`] serialises registrations, deletions and unregistrations, as upstream.
+//! The table lives under `event_mutex` ([`crate::event_mutex`], which has the module's complete
+//! lock order), held by every writer of the table, including the delayed destroy. The status
+//! file reads under it too (upstream reads under `reg_mutex` only, quirk Q17).
 
 use crate::{
-    event::{DestroyRetry, UserEvent, REG_MULTI_FORMAT, REG_PERSIST},
+    bindings,
+    event::{Callbacks, UserEvent, REG_MULTI_FORMAT, REG_PERSIST},
     event_mutex::{EventLocked, Held},
     logic::{grammar, jhash, matching, status},
+    probes,
 };
 use core::{
     fmt,
@@ -52,10 +71,22 @@ pub(crate) struct GroupState {
     name_bytes: usize,
     /// Next multi-format id; consumed even by failed creations (quirk Q8, kept).
     multi_id: u64,
+    /// Where new events are linked for `dynamic_events`, while the `u:` type is registered.
+    dyn_link: Option<DynLink>,
 }
 
-// SAFETY: The pointers name events, which are `Send + Sync`; they are only dereferenced under
-// `event_mutex`, while the event is in the table and therefore not freed.
+/// `dyn_event_list` and the operations each linked event names.
+#[derive(Clone, Copy)]
+pub(crate) struct DynLink {
+    /// `dyn_event_list`, resolved at load.
+    pub(crate) list: NonNull<bindings::list_head>,
+    /// The `u:` operations ([`crate::dyn_events`]).
+    pub(crate) ops: NonNull<bindings::dyn_event_operations>,
+}
+
+// SAFETY: The pointers name events, which are `Send + Sync`, and kernel-global `dynamic_events`
+// objects; they are only dereferenced under `event_mutex`, while the event is in the table and
+// therefore not freed.
 unsafe impl Send for GroupState {}
 
 impl GroupState {
@@ -96,7 +127,14 @@ pub(crate) static STATE: EventLocked<GroupState> = EventLocked::new(GroupState {
     count: 0,
     name_bytes: 0,
     multi_id: 0,
+    dyn_link: None,
 });
+
+/// Links the events created from now on into `dynamic_events` (`Some`), or stops (`None`).
+/// Called by [`crate::dyn_events`] when it (un)registers the `u:` type.
+pub(crate) fn set_dyn_link(link: Option<DynLink>) {
+    STATE.get(&mut Held::lock()).dyn_link = link;
+}
 
 /// The group.
 #[pin_data]
@@ -173,7 +211,7 @@ impl Group {
             return Err(EMFILE);
         }
         state.bucket(cmd.name).reserve(1, GFP_KERNEL)?;
-        let ptr = UserEvent::register(event, &mut held)?;
+        let ptr = register(event, &mut held)?;
         let state = STATE.get(&mut held);
         // SAFETY: Just registered, not freed before it leaves the table.
         state.name_bytes += unsafe { ptr.as_ref() }.tp_name().len() + 1;
@@ -235,16 +273,107 @@ fn find(
     Ok(None)
 }
 
-/// Unregisters `ptr` from the tracing core, removes it from the table and `dynamic_events`,
+/// What this module plugs into every event's C objects.
+const CALLBACKS: Callbacks = Callbacks {
+    probe: probes::ftrace_probe as *mut c_void,
+    perf_probe: probes::perf_probe as *mut c_void,
+    destroy: destroy_work,
+};
+
+/// Registers a new event with the tracing core and links it into `dynamic_events`.
+///
+/// Returns the event as a raw pointer owned by the tracing core from now on, with one
+/// reference (two for persistent events) and one module reference. The caller enters it into
+/// the table.
+fn register(event: KBox<UserEvent>, held: &mut Held) -> Result<NonNull<UserEvent>> {
+    let module = crate::module_ptr();
+    // SAFETY: `module` is this module, which is live while its code runs.
+    if !unsafe { bindings::try_module_get(module) } {
+        return Err(ENODEV);
+    }
+    let ptr = NonNull::from(KBox::leak(event));
+    // SAFETY: `ptr` is a fresh, exclusively owned allocation that will not move.
+    if let Err(e) = unsafe { add_to_core(ptr, held) } {
+        // SAFETY: Registration failed before the core kept any pointer into `ptr`.
+        drop(unsafe { KBox::from_raw(ptr.as_ptr()) });
+        // SAFETY: Taken above.
+        unsafe { bindings::module_put(module) };
+        return Err(e);
+    }
+    Ok(ptr)
+}
+
+/// The tracing-core half of [`register`].
+///
+/// # Safety
+///
+/// `this` must be a leaked, never-moved `KBox<UserEvent>` not yet known to the core.
+unsafe fn add_to_core(this: NonNull<UserEvent>, held: &mut Held) -> Result {
+    // SAFETY: Guaranteed by the caller.
+    unsafe { UserEvent::init_c_objects(this, &CALLBACKS)? };
+    // SAFETY: Initialised above and exclusively owned.
+    let ev = unsafe { this.as_ref() };
+    let call = ev.call();
+    // SAFETY: `call.event` is initialised with our print callbacks.
+    if unsafe { bindings::register_trace_event(&raw mut (*call).event) } == 0 {
+        return Err(ENODEV);
+    }
+    // SAFETY: `event_mutex` is held (`held`), as `trace_add_event_call` requires; the call
+    // is fully initialised. The fsuid override lets a registrant that may open
+    // user_events_data but not create tracefs entries still create them, as upstream.
+    let ret = with_root_fsuid(|| unsafe { bindings::trace_add_event_call(call) });
+    if ret != 0 {
+        // SAFETY: Registered just above and not yet added.
+        unsafe { bindings::unregister_trace_event(&raw mut (*call).event) };
+        return Err(Error::from_errno(ret));
+    }
+    if let Some(link) = STATE.get(held).dyn_link {
+        let devent = ev.devent();
+        // SAFETY: `event_mutex` is held, which protects `dyn_event_list`; `devent` was
+        // initialised (self-linked) by `init_c_objects` and stays live until `unlink_and_free`
+        // unlinks it.
+        unsafe {
+            (*devent).ops = link.ops.as_ptr();
+            bindings::list_add_tail(&raw mut (*devent).list, link.list.as_ptr());
+        }
+    }
+    if ev.is_persist() {
+        ev.get();
+    }
+    Ok(())
+}
+
+/// Runs `f` with current's fsuid overridden to root (`user_event_set_call_visible`).
+fn with_root_fsuid(f: impl FnOnce() -> c_int) -> c_int {
+    // SAFETY: No preconditions; returns NULL on allocation failure.
+    let old = unsafe { bindings::rue_override_fsuid_root() };
+    if old.is_null() {
+        return ENOMEM.to_errno();
+    }
+    let ret = f();
+    // SAFETY: `old` is what `rue_override_fsuid_root` returned on this task.
+    unsafe { bindings::rue_revert_creds(old) };
+    ret
+}
+
+/// Unregisters `ptr` from the tracing core, removes it from `dynamic_events` and the table,
 /// and frees it (upstream `destroy_user_event`). The caller holds the last reference.
+///
+/// Fails with `EBUSY` if the core still uses the event; the event then stays registered.
 pub(crate) fn unlink_and_free(ptr: NonNull<UserEvent>, held: &mut Held) -> Result {
-    // SAFETY: `ptr` is in the table, hence registered.
-    unsafe { UserEvent::unregister(ptr, held)? };
-    // SAFETY: `ptr` is registered, its `dyn_event` initialised.
-    unsafe { crate::dyn_events::remove(ptr.as_ref().devent(), held) };
-    let state = STATE.get(held);
-    // SAFETY: Still in the table (unregistered, not freed).
+    // SAFETY: `ptr` is in the table, hence registered and not freed.
     let ev = unsafe { ptr.as_ref() };
+    if ev.core_busy() {
+        return Err(EBUSY);
+    }
+    let call = ev.call();
+    // SAFETY: `event_mutex` is held (`held`); `call` is registered.
+    let ret = with_root_fsuid(|| unsafe { bindings::trace_remove_event_call(call) });
+    kernel::error::to_result(ret)?;
+    // SAFETY: `event_mutex` is held; the `dyn_event` was initialised by `init_c_objects`, and
+    // `list_del_init` of a self-linked node (never linked) is a no-op.
+    unsafe { bindings::rue_list_del_init(&raw mut (*ev.devent()).list) };
+    let state = STATE.get(held);
     let name_bytes = ev.tp_name().len() + 1;
     let bucket = state.bucket(ev.reg_name());
     if let Some(i) = bucket.iter().position(|&e| e == ptr) {
@@ -252,27 +381,69 @@ pub(crate) fn unlink_and_free(ptr: NonNull<UserEvent>, held: &mut Held) -> Resul
         state.count -= 1;
         state.name_bytes -= name_bytes;
     }
-    // SAFETY: Unregistered and unlinked; the caller held the last reference.
-    unsafe { UserEvent::free(ptr) };
+    // SAFETY: The core dropped every pointer into the event (the call is removed, its fields
+    // freed, no probe is attached), it left every table, and the caller held the last
+    // reference: nothing uses it any more.
+    drop(unsafe { KBox::from_raw(ptr.as_ptr()) });
+    // SAFETY: Taken in `register`.
+    unsafe { bindings::module_put(crate::module_ptr()) };
     Ok(())
 }
 
-/// The delayed destroy of an event whose last reference went away.
-pub(crate) fn destroy_event(ptr: NonNull<UserEvent>, held: &mut Held) {
-    // SAFETY: Still registered and in the table: the count just dropped to zero.
+/// Why a delayed destroy tries again.
+#[derive(Clone, Copy)]
+enum DestroyRetry {
+    /// The tracing core holds references of its own ([`UserEvent::core_busy`]): short-lived
+    /// (a trigger's is dropped once its removal is synchronised).
+    CoreBusy,
+    /// Removing the event from the core failed (an allocation).
+    Failed,
+}
+
+impl DestroyRetry {
+    /// Jiffies until the next try.
+    fn delay(self) -> c_ulong {
+        let delay = match self {
+            Self::CoreBusy => bindings::HZ / 10,
+            Self::Failed => bindings::HZ,
+        };
+        delay as c_ulong
+    }
+}
+
+/// The delayed destroy (upstream `delayed_destroy_user_event`), queued by the last put.
+///
+/// # Safety
+///
+/// Called by the workqueue with the delayed destroy work of a registered [`UserEvent`], which
+/// holds one reference.
+unsafe extern "C" fn destroy_work(work: *mut bindings::work_struct) {
+    // SAFETY: Guaranteed by the caller.
+    let ptr = unsafe { UserEvent::from_destroy_work(work) };
+    let mut held = Held::lock();
+    // SAFETY: The event is registered and in the table until destroyed below: the queued work
+    // holds a reference.
     let ev = unsafe { ptr.as_ref() };
-    if ev.core_busy() {
-        ev.retry_destroy(DestroyRetry::CoreBusy);
+    if !ev.put_for_destroy(&mut held) {
         return;
     }
-    if unlink_and_free(ptr, held).is_err() {
+    let retry = if ev.core_busy() {
+        DestroyRetry::CoreBusy
+    } else if unlink_and_free(ptr, &mut held).is_err() {
         pr_warn!("user_events: Unable to delete event\n");
         // Upstream sets the count back to one and leaves the event in the table with a
         // reference nobody holds: it stays, and pins the module, until someone deletes it. The
         // failures here are transient (a credential allocation), so try again later instead.
-        // SAFETY: Still registered and in the table: `unlink_and_free` failed before freeing.
-        unsafe { ptr.as_ref() }.retry_destroy(DestroyRetry::Failed);
-    }
+        DestroyRetry::Failed
+    } else {
+        return;
+    };
+    // A destroy that could not run now keeps its reference and tries again later; the pending
+    // retry pins the module (the event does).
+    // SAFETY: Still registered and in the table: `unlink_and_free` failed before freeing.
+    let ev = unsafe { ptr.as_ref() };
+    ev.revive();
+    ev.queue_destroy(retry.delay());
 }
 
 /// Every event in hash-table order with its status bits, each with a reference held.
@@ -331,15 +502,15 @@ impl Drop for StateOwner {
 /// `perfmon_capable()`.
 pub(crate) fn perfmon_capable() -> bool {
     // SAFETY: No preconditions.
-    unsafe { crate::bindings::rue_perfmon_capable() }
+    unsafe { bindings::rue_perfmon_capable() }
 }
 
 /// Converts the internal status bits into the status file's view.
 fn probes_status(bits: u8) -> status::Consumers {
     status::Consumers {
-        ftrace: bits & crate::probes::STATUS_FTRACE != 0,
-        perf: bits & crate::probes::STATUS_PERF != 0,
-        other: bits & crate::probes::STATUS_OTHER != 0,
+        ftrace: bits & probes::STATUS_FTRACE != 0,
+        perf: bits & probes::STATUS_PERF != 0,
+        other: bits & probes::STATUS_OTHER != 0,
     }
 }
 
