@@ -90,10 +90,12 @@ impl DynEventType {
 
 impl Drop for DynEventType {
     fn drop(&mut self) {
-        // SAFETY: `ops_mutex` is the resolved `dyn_event_ops_mutex`; module exit may sleep.
-        let _guard = unsafe { KernelMutexGuard::lock(self.ops_mutex) };
-        // SAFETY: Linked in `new` under the same mutex, held again here.
-        unsafe { bindings::rue_list_del_init(&raw mut (*OPS.0.get()).list) };
+        {
+            // SAFETY: `ops_mutex` is the resolved `dyn_event_ops_mutex`; module exit may sleep.
+            let _guard = unsafe { KernelMutexGuard::lock(self.ops_mutex) };
+            // SAFETY: Linked in `new` under the same mutex, held again here.
+            unsafe { bindings::rue_list_del_init(&raw mut (*OPS.0.get()).list) };
+        }
         GROUP.store(null_mut(), Ordering::Release);
         group::set_dyn_link(None);
     }

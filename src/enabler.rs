@@ -48,9 +48,8 @@
 //!
 //! # Locking
 //!
-//! The trees are under `event_mutex` ([`EventLocked`]); the fork state and the fault list under
-//! the scope's spinlock, taken inside `event_mutex` or inside the task map's spinlock, never
-//! around either. The complete order is in [`crate::event_mutex`].
+//! The trees and [`FOLLOWERS`] are under `event_mutex` ([`EventLocked`]); the fork state and the
+//! fault list under the scope's spinlock. The order is in [`crate::event_mutex`].
 
 use crate::{
     bindings, deferred,

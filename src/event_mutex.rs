@@ -7,18 +7,39 @@
 //! class's `reg()` (ftrace enable, perf open/close) and when it adds or removes event calls, so
 //! using the same lock lets the callbacks touch module state without a second lock.
 //!
-//! Lock order (documented once, here; every lock the module takes):
+//! # Lock order
+//!
+//! This is the module's one, complete lock order: every lock the module takes, and every lock of
+//! the kernel's it takes or calls into while holding one of its own. Other files point here.
 //!
 //! ```text
-//! Group::reg_mutex → event_mutex → mmap_lock (read, of a scope's address space)
-//!                               → Scope::fork (spinlock)
-//! scope::TASKS (spinlock, in the fork/exec/exit probes) → Scope::fork
+//! dyn_event_ops_mutex            (the core's; held around the `u:` type's `create`)
+//!  └→ Group::reg_mutex           (REG, DEL, UNREG, `create`, a file's release)
+//!      ├→ event_mutex            (the core's; held by it around `class->reg` and the other
+//!      │   │                      `dynamic_events` callbacks)
+//!      │   ├→ mmap_lock (read)   (a scope's address space: writing an enable bit)
+//!      │   ├→ tracepoints_mutex  (the core's: attaching and detaching probes in `class->reg`)
+//!      │   ├→ tracepoint_srcu    (read side: recomputing an event's consumers in `class->reg`)
+//!      │   ├→ Scope::fork        (spinlock)
+//!      │   └→ the tracing core's own locks inside `trace_add_event_call`,
+//!      │                          `trace_remove_event_call` and `register_trace_event`
+//!      └→ mmap_lock (read)       (REG and UNREG fault the word in, `event_mutex` released)
+//!
+//! scope::TASKS (spinlock)        (the fork, exec and exit probes; REG and UNREG look-ups)
+//! Scope::fork (spinlock)         (the fork probe, fork copies, fault lists, `copy_done` waits)
 //! ```
 //!
-//! The two spinlocks are innermost: nothing sleeps or takes another lock under them. A forked
-//! child's REG/UNREG waits for its fork copy on `Scope::copy_done` before taking `reg_mutex`.
-//! RCU (each file's index array) and the tracepoint read side are only taken on the write path,
-//! which takes no other lock.
+//! * `scope::TASKS` and `Scope::fork` are innermost: nothing is taken, allocated with
+//!   `GFP_KERNEL` or slept on under them, and neither is taken under the other. The fork probe
+//!   runs in the tracepoint's atomic read side and takes each in turn.
+//! * A forked child's REG/UNREG waits on `Scope::copy_done` (with `Scope::fork`, released by the
+//!   wait) before it takes `reg_mutex`; the copy it waits for takes `event_mutex` only.
+//! * Work items (fork copies, teardowns, fault-ins, delayed destroys) start with no lock held and
+//!   take `event_mutex` (the fault work: `mmap_lock` for the fault-in first, released), so
+//!   draining a workqueue at unload, with no lock held, cannot deadlock.
+//! * The write path takes no lock: RCU read (a file's index array), then the `tracepoint_srcu`
+//!   read side with preemption disabled ([`crate::tracepoint`]); nothing there sleeps.
+//! * The module's own load and unload take `dyn_event_ops_mutex` and `event_mutex` one at a time.
 
 use crate::{bindings, symbols::KernelMutexGuard};
 use core::{

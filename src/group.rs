@@ -136,8 +136,9 @@ pub(crate) fn set_dyn_link(link: Option<DynLink>) {
     STATE.get(&mut Held::lock()).dyn_link = link;
 }
 
-/// The group.
-#[pin_data]
+/// The group. There is one, created at module load; it owns the table ([`STATE`], a static
+/// because the tracing core's callbacks reach it without context) and frees it when dropped.
+#[pin_data(PinnedDrop)]
 pub(crate) struct Group {
     /// Serialises registrations, deletions and unregistrations (upstream `reg_mutex`).
     #[pin]
@@ -487,11 +488,12 @@ impl Drop for Listing {
     }
 }
 
-/// Frees the table's own allocations when dropped at module exit, when no event is left.
-pub(crate) struct StateOwner;
-
-impl Drop for StateOwner {
-    fn drop(&mut self) {
+/// The group owns the table: its last reference goes at module exit, after every file, the `u:`
+/// type and the deferred work are gone, when no event is left. The buckets keep their capacity
+/// after their events left, so they are freed here.
+#[pinned_drop]
+impl PinnedDrop for Group {
+    fn drop(self: Pin<&mut Self>) {
         let mut held = Held::lock();
         for bucket in STATE.get(&mut held).buckets.iter_mut() {
             *bucket = KVec::new();

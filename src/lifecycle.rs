@@ -110,7 +110,8 @@ fn find_tracepoint(name: &'static CStr) -> Result<*mut bindings::tracepoint> {
     Ok(tp)
 }
 
-/// The attached fork, exec and exit probes; detached on drop.
+/// The attached fork, exec and exit probes and the task map they fill ([`crate::scope`]); the
+/// probes are detached and then the map freed on drop.
 pub(crate) struct ProcessProbes {
     newtask: *mut bindings::tracepoint,
     exit: *mut bindings::tracepoint,
@@ -123,8 +124,9 @@ unsafe impl Send for ProcessProbes {}
 unsafe impl Sync for ProcessProbes {}
 
 impl ProcessProbes {
-    /// Attaches the three probes.
+    /// Initialises the task map and attaches the three probes. Called once, by module init.
     pub(crate) fn new() -> Result<Self> {
+        scope::init();
         let newtask = find_tracepoint(c"task_newtask")?;
         let exit = find_tracepoint(c"sched_process_exit")?;
         let exec = find_tracepoint(c"sched_process_exec")?;
@@ -169,5 +171,6 @@ impl Drop for ProcessProbes {
             bindings::tracepoint_probe_unregister(self.exec, exec_probe as *mut c_void, null_mut());
             bindings::rue_tracepoint_synchronize_unregister();
         }
+        scope::free_map();
     }
 }

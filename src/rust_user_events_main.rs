@@ -79,11 +79,20 @@ pub(crate) fn module_ptr() -> *mut kernel::bindings::module {
     kernel::module::this_module::<LocalModule>().as_ptr()
 }
 
-/// Module state. Fields drop in declaration order, the reverse of `init`'s: the ways in go
-/// first (the `u:` operations, then `user_events_data`), so nothing new can start; then the
-/// read-only files; then the exit/exec probes are detached and the deferred work drained, and
-/// only then is the shared state freed. No event can exist at this point: each one pins the
-/// module.
+/// Module state: everything the module owns, in one place. Fields drop in declaration order,
+/// the reverse of `init`'s:
+///
+/// 1. the ways in: the `u:` operations (`dynamic_events`), then `user_events_data`, so nothing
+///    new can start;
+/// 2. the read-only files and the sysctl;
+/// 3. the fork/exec/exit probes, then the task map they fill (scopes);
+/// 4. the workqueues, drained: fork copies, scope teardowns, fault-ins, delayed destroys;
+/// 5. the write path's bounce buffers;
+/// 6. the group, and with its last reference the event table;
+/// 7. the tracefs pin, the resolved symbols, and a final RCU barrier.
+///
+/// No event can exist at this point: each one pins the module. The statics that remain are
+/// listed, each with the reason it is one, in Documentation/design.md ("Module state").
 struct RustUserEvents {
     _dyn: dyn_events::DynEventType,
     _data: tracefs::RootFile,
@@ -92,8 +101,6 @@ struct RustUserEvents {
     _sysctl: sysctl::Sysctl,
     _probes: lifecycle::ProcessProbes,
     _wq: deferred::Workqueues,
-    _state: group::StateOwner,
-    _scopes: scope::TableOwner,
     _bounce: write::BounceBuffers,
     _group: group::GroupHandle,
     _tracefs: tracefs::TracefsPin,
@@ -120,9 +127,6 @@ impl kernel::Module for RustUserEvents {
             }
         }
         let bounce = write::BounceBuffers::new()?;
-        let state = group::StateOwner;
-        scope::init();
-        let scopes = scope::TableOwner;
         let wq = deferred::Workqueues::new()?;
         let probes = lifecycle::ProcessProbes::new()?;
         let sysctl = sysctl::Sysctl::new()?;
@@ -186,8 +190,6 @@ impl kernel::Module for RustUserEvents {
             _sysctl: sysctl,
             _probes: probes,
             _wq: wq,
-            _state: state,
-            _scopes: scopes,
             _bounce: bounce,
             _group: group,
             _tracefs: tracefs,

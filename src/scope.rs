@@ -51,7 +51,8 @@ pub(crate) static SCOPE_JOIN_FAILED: AtomicU64 = AtomicU64::new(0);
 /// True while any task has a scope: the probes skip all work otherwise.
 static ANY: AtomicBool = AtomicBool::new(false);
 
-/// Initialises the map's lock; called once by module init.
+/// Initialises the map's lock; called once by module init, before the probes that use it are
+/// attached.
 pub(crate) fn init() {
     // SAFETY: Called exactly once, before any other use.
     unsafe { TASKS.init() };
@@ -177,15 +178,12 @@ pub(crate) fn on_task_gone(task: *mut bindings::task_struct) {
     }
 }
 
-/// Frees the map at module exit, after the probes that use it are detached and the workqueues
-/// drained. Tasks that still have a scope (with no enablers left: each would pin the module
-/// through its event) simply lose it, as on a fresh load.
-pub(crate) struct TableOwner;
-
-impl Drop for TableOwner {
-    fn drop(&mut self) {
-        let map = TASKS.lock().take();
-        ANY.store(false, Relaxed);
-        drop(map);
-    }
+/// Frees the map at module exit, once the probes that fill it are detached (by
+/// [`crate::lifecycle::ProcessProbes`], which owns it). Tasks that still have a scope (with no
+/// enablers left: each would pin the module through its event) simply lose it, as on a fresh
+/// load; fork copies and teardowns still queued hold their own scope references.
+pub(crate) fn free_map() {
+    let map = TASKS.lock().take();
+    ANY.store(false, Relaxed);
+    drop(map);
 }
