@@ -449,7 +449,12 @@ impl Enabler {
 
     /// The key in [`FOLLOWERS`].
     fn event_key(&self) -> EventKey {
-        (self.event.as_ptr() as usize, self.scope.id, self.addr, self.bit)
+        (
+            self.event.as_ptr() as usize,
+            self.scope.id,
+            self.addr,
+            self.bit,
+        )
     }
 
     /// Writes the event's current state into the enabler's word, or, if the page must be

@@ -132,9 +132,7 @@ impl UserEvent {
     pub(crate) unsafe fn from_destroy_work(work: *mut bindings::work_struct) -> NonNull<Self> {
         // SAFETY: `work` is the `work` member, at offset 0, of the `put_work` field of a live
         // `UserEvent` (container_of).
-        unsafe {
-            NonNull::new_unchecked(work.byte_sub(offset_of!(Self, put_work)).cast::<Self>())
-        }
+        unsafe { NonNull::new_unchecked(work.byte_sub(offset_of!(Self, put_work)).cast::<Self>()) }
     }
 
     /// Parses a new event `name args`; `multi_id` names a multi-format version.
