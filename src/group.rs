@@ -281,13 +281,19 @@ const CALLBACKS: Callbacks = Callbacks {
     destroy: destroy_work,
 };
 
+/// This module, as the kernel's `struct module` (C's `THIS_MODULE`): the identity `module!`
+/// gives the crate root, the only name this file takes from it.
+fn this_module() -> *mut bindings::module {
+    kernel::module::this_module::<crate::LocalModule>().as_ptr()
+}
+
 /// Registers a new event with the tracing core and links it into `dynamic_events`.
 ///
 /// Returns the event as a raw pointer owned by the tracing core from now on, with one
 /// reference (two for persistent events) and one module reference. The caller enters it into
 /// the table.
 fn register(event: KBox<UserEvent>, held: &mut Held) -> Result<NonNull<UserEvent>> {
-    let module = crate::module_ptr();
+    let module = this_module();
     // SAFETY: `module` is this module, which is live while its code runs.
     if !unsafe { bindings::try_module_get(module) } {
         return Err(ENODEV);
@@ -387,7 +393,7 @@ pub(crate) fn unlink_and_free(ptr: NonNull<UserEvent>, held: &mut Held) -> Resul
     // reference: nothing uses it any more.
     drop(unsafe { KBox::from_raw(ptr.as_ptr()) });
     // SAFETY: Taken in `register`.
-    unsafe { bindings::module_put(crate::module_ptr()) };
+    unsafe { bindings::module_put(this_module()) };
     Ok(())
 }
 

@@ -74,11 +74,6 @@ fn file_group() -> Result<Option<(tracefs::FileGroup, tracefs::KernelCred)>> {
     Ok(Some((group, tracefs::KernelCred::new()?)))
 }
 
-/// This module, as the kernel's `struct module`.
-pub(crate) fn module_ptr() -> *mut kernel::bindings::module {
-    kernel::module::this_module::<LocalModule>().as_ptr()
-}
-
 /// Module state: everything the module owns, in one place. Fields drop in declaration order,
 /// the reverse of `init`'s:
 ///
