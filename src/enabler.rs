@@ -337,7 +337,12 @@ impl WorkItem<3> for Scope {
 ///
 /// From its insertion into its scope until [`Enabler::release`], the enabler holds one
 /// reference on `event`; `released` says it was dropped. `died` is [`ALIVE`] exactly while the
-/// enabler is in its scope's and its event's trees.
+/// enabler is in its scope's tree and in [`FOLLOWERS`].
+///
+/// The reference is dropped by [`Enabler::release`], not by `Drop`: the last `Arc` of an
+/// enabler may go under `event_mutex` (a tree node removed) or on a fault worker without it, and
+/// dropping an event reference needs to know which (`put_locked` or `put`). Every path that
+/// takes an enabler out of its scope releases it, under `event_mutex`.
 #[pin_data]
 pub(crate) struct Enabler {
     scope: Arc<Scope>,

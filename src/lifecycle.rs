@@ -112,6 +112,11 @@ fn find_tracepoint(name: &'static CStr) -> Result<*mut bindings::tracepoint> {
 
 /// The attached fork, exec and exit probes and the task map they fill ([`crate::scope`]); the
 /// probes are detached and then the map freed on drop.
+///
+/// # Invariants
+///
+/// Each pointer is the kernel's tracepoint of that name (kernel-global, never freed), with this
+/// module's probe registered on it until `drop`.
 pub(crate) struct ProcessProbes {
     newtask: *mut bindings::tracepoint,
     exit: *mut bindings::tracepoint,
@@ -149,6 +154,7 @@ impl ProcessProbes {
                 return Err(Error::from_errno(ret));
             }
         }
+        // INVARIANT: Each probe was registered on its tracepoint above.
         Ok(Self {
             newtask,
             exit,
@@ -159,8 +165,8 @@ impl ProcessProbes {
 
 impl Drop for ProcessProbes {
     fn drop(&mut self) {
-        // SAFETY: Both were registered in `new`; synchronising afterwards guarantees no probe is
-        // still running when the module's code goes away.
+        // SAFETY: All three were registered in `new` (type invariants); synchronising afterwards
+        // guarantees no probe is still running when the module's code goes away.
         unsafe {
             bindings::tracepoint_probe_unregister(
                 self.newtask,
