@@ -327,9 +327,11 @@ pub(crate) unsafe extern "C" fn perf_probe(
     let count = unsafe { bindings::rue_iov_iter_count(iter) };
     // SAFETY: The caller passes the registered event, under the conditions `perf_emit` needs;
     // the kernel iterator over `count` validated bytes cannot fault.
-    unsafe {
-        perf_emit(&*event, count, |dst| {
-            bindings::_copy_from_iter(dst.cast(), count, iter);
+    let _ = unsafe {
+        perf_emit(&*event, count, |record| {
+            // SAFETY: `record` has room for `count` bytes after the header.
+            bindings::_copy_from_iter(record[8..].as_mut_ptr().cast(), count, iter);
+            Ok::<(), ()>(())
         })
     };
 }
@@ -346,21 +348,51 @@ pub(crate) unsafe extern "C" fn perf_probe(
 /// Under the tracepoint read lock with preemption disabled; `event` registered; `payload`
 /// validated.
 pub(crate) unsafe fn perf_record(event: &UserEvent, payload: &[u8]) {
-    // SAFETY: Guaranteed by the caller; `dst` has room for `payload.len()` bytes.
-    unsafe { perf_emit(event, payload.len(), |dst| copy_to_record(dst, payload)) };
+    // SAFETY: Guaranteed by the caller; `record` has room for the header and the payload.
+    let _ = unsafe {
+        perf_emit(event, payload.len(), |record| {
+            // `record` is writable for `8 + payload.len()` bytes.
+            copy_to_record(record[8..].as_mut_ptr(), payload);
+            Ok::<(), ()>(())
+        })
+    };
 }
 
-/// Allocates perf's per-CPU sample buffer for `8 + count` bytes, has `fill` write the `count`
-/// payload bytes after the header, and submits it.
+/// Has `fill` write a payload of `count` bytes into perf's per-CPU sample buffer, where it is
+/// submitted if `fill` succeeds: the write path's way to record straight from the writer's
+/// memory, copying once, when perf is the only consumer recording.
+///
+/// `fill` gets the whole record, the 8-byte `trace_entry` header (which perf fills in later)
+/// and room for `count` bytes after it. When it fails, the sample is dropped unseen and its
+/// error returned.
 ///
 /// # Safety
 ///
-/// As [`perf_record`]; `fill` must write exactly `count` bytes at the pointer it gets.
+/// As [`perf_record`]; `fill` must write `count` bytes after the header or fail.
+pub(crate) unsafe fn perf_record_with<E>(
+    event: &UserEvent,
+    count: usize,
+    fill: impl FnOnce(&mut [u8]) -> core::result::Result<(), E>,
+) -> core::result::Result<(), E> {
+    // SAFETY: Guaranteed by the caller.
+    unsafe { perf_emit(event, count, fill) }
+}
+
+/// Allocates perf's per-CPU sample buffer for `8 + count` bytes, has `fill` write the
+/// record, and submits it; if `fill` fails, the buffer is released unsubmitted.
+///
+/// # Safety
+///
+/// As [`perf_record`]; `fill` must write the `count` payload bytes after the header or fail.
 #[inline(always)]
-unsafe fn perf_emit(event: &UserEvent, count: usize, fill: impl FnOnce(*mut u8)) {
+unsafe fn perf_emit<E>(
+    event: &UserEvent,
+    count: usize,
+    fill: impl FnOnce(&mut [u8]) -> core::result::Result<(), E>,
+) -> core::result::Result<(), E> {
     // SAFETY: Guaranteed by the caller.
     if !unsafe { perf_would_record(event) } {
-        return;
+        return Ok(());
     }
     let call = event.call();
     // SAFETY: `call` is registered; preemption is disabled by the write path. Not null: checked
@@ -370,7 +402,7 @@ unsafe fn perf_emit(event: &UserEvent, count: usize, fill: impl FnOnce(*mut u8))
     let aligned = size.next_multiple_of(8);
     if aligned > PERF_MAX_TRACE_SIZE {
         // Upstream warns (Q12); the write path already counts and drops such payloads.
-        return;
+        return Ok(());
     }
     let mut regs: *mut bindings::pt_regs = core::ptr::null_mut();
     let mut rctx: c_int = 0;
@@ -378,14 +410,35 @@ unsafe fn perf_emit(event: &UserEvent, count: usize, fill: impl FnOnce(*mut u8))
     // SAFETY: Preemption is disabled; perf hands out this CPU's buffer and a recursion context.
     let raw = unsafe { bindings::perf_trace_buf_alloc(aligned as c_int, &mut regs, &mut rctx) };
     if raw.is_null() {
-        return;
+        return Ok(());
     }
     // SAFETY: `regs` is perf's per-CPU register buffer.
     unsafe { bindings::rue_perf_fetch_caller_regs(regs) };
-    // SAFETY: `raw` holds `aligned >= 8 + count` bytes.
-    fill(unsafe { raw.cast::<u8>().add(8) });
+    // SAFETY: `raw` holds `aligned >= size` bytes, this CPU's until submitted.
+    let record = unsafe { core::slice::from_raw_parts_mut(raw.cast::<u8>(), size) };
+    // CAST: `size` is at most 8192.
+    if let Err(e) = fill(record) {
+        // `perf_swevent_put_recursion_context` is not exported; `perf_tp_event` over an empty
+        // list delivers the sample to nobody and releases the context. No BPF program runs.
+        let mut nobody = bindings::hlist_head::default();
+        // SAFETY: `raw`, `rctx` and `regs` come from `perf_trace_buf_alloc` above; `nobody` is
+        // an empty list; no task.
+        unsafe {
+            bindings::perf_tp_event(
+                0,
+                1,
+                raw,
+                size as c_int,
+                regs,
+                &mut nobody,
+                rctx,
+                core::ptr::null_mut(),
+            )
+        };
+        return Err(e);
+    }
     // SAFETY: `raw`, `rctx` and `regs` come from `perf_trace_buf_alloc` above; `head` is this
-    // CPU's list. CAST: `size` is at most 8192.
+    // CPU's list.
     unsafe {
         bindings::perf_trace_run_bpf_submit(
             raw,
@@ -398,6 +451,7 @@ unsafe fn perf_emit(event: &UserEvent, count: usize, fill: impl FnOnce(*mut u8))
             core::ptr::null_mut(),
         )
     };
+    Ok(())
 }
 
 /// `trace_seq` as the pure trace-output code's [`TraceSeq`].

@@ -161,8 +161,25 @@ unsafe fn copy_validate_dispatch(
     // they reserved, so with `tracing_on` at 0 (or only soft-disabled files) nothing is read.
     // SAFETY: `tp` is the registered event's tracepoint; under its read lock with preemption
     // disabled, as `would_record` requires.
-    if !unsafe { guard.probes(tp) }.any(|p| unsafe { Consumer::of(p).would_record(event) }) {
-        return Err(NotRecorded::Nobody);
+    // SAFETY: As above.
+    let mut recording = unsafe { guard.probes(tp) }
+        .map(Consumer::of)
+        // SAFETY: As above.
+        .filter(|c| unsafe { c.would_record(event) });
+    match (recording.next(), recording.next()) {
+        (None, _) => return Err(NotRecorded::Nobody),
+        // perf alone: copied once, straight into its sample buffer, and validated there.
+        (Some(Consumer::Perf), None) => {
+            // SAFETY: Under the read lock with preemption disabled; `event` is registered; the
+            // closure writes the payload after the header or fails.
+            return unsafe {
+                probes::perf_record_with(event, payload, |record| {
+                    // `record` holds the header and `payload` bytes; `iter` is valid.
+                    copy_and_validate(event, record, iter)
+                })
+            };
+        }
+        _ => {}
     }
     let base = BOUNCE.load(Ordering::Acquire);
     // SAFETY: No preconditions beyond disabled preemption.
@@ -174,18 +191,8 @@ unsafe fn copy_validate_dispatch(
     // used by nobody else while preemption is disabled.
     let record =
         unsafe { core::slice::from_raw_parts_mut(base.add(cpu * BOUNCE_SIZE), HEADER + payload) };
-    record[..HEADER].fill(0);
-    // SAFETY: `record[HEADER..]` has room for `payload` bytes; `iter` is valid.
-    let copied =
-        unsafe { bindings::rue_copy_nofault(record[HEADER..].as_mut_ptr().cast(), payload, iter) };
-    if copied != payload {
-        return Err(NotRecorded::Short(copied));
-    }
-    if !event.validators().is_empty()
-        && validate::validate(record, event.validators().iter().copied()).is_err()
-    {
-        return Err(NotRecorded::Failed(EFAULT));
-    }
+    // SAFETY: `record` holds the header and `payload` bytes; `iter` is valid.
+    unsafe { copy_and_validate(event, record, iter) }?;
     let data = &record[HEADER..];
     let mut faulted = false;
     // SAFETY: As above.
@@ -209,6 +216,34 @@ unsafe fn copy_validate_dispatch(
     } else {
         Ok(())
     }
+}
+
+/// Copies the payload from the writer's memory into `record` after a zeroed header, with page
+/// faults disabled, and validates the record.
+///
+/// # Safety
+///
+/// Preemption disabled; `record` is the header and the payload's room; `iter` is valid with at
+/// least `record.len() - HEADER` bytes.
+#[inline(always)]
+unsafe fn copy_and_validate(
+    event: &UserEvent,
+    record: &mut [u8],
+    iter: *mut bindings::iov_iter,
+) -> core::result::Result<(), NotRecorded> {
+    let (header, data) = record.split_at_mut(HEADER);
+    header.fill(0);
+    // SAFETY: `data` has room for `data.len()` bytes; `iter` is valid.
+    let copied = unsafe { bindings::rue_copy_nofault(data.as_mut_ptr().cast(), data.len(), iter) };
+    if copied != data.len() {
+        return Err(NotRecorded::Short(copied));
+    }
+    if !event.validators().is_empty()
+        && validate::validate(record, event.validators().iter().copied()).is_err()
+    {
+        return Err(NotRecorded::Failed(EFAULT));
+    }
+    Ok(())
 }
 
 /// Calls a probe that is not the module's own with upstream's contract: a kernel iterator over
