@@ -168,13 +168,29 @@ unsafe fn copy_validate_dispatch(
         .filter(|c| unsafe { c.would_record(event) });
     match (recording.next(), recording.next()) {
         (None, _) => return Err(NotRecorded::Nobody),
-        // perf alone: copied once, straight into its sample buffer, and validated there.
+        // One consumer alone: the payload is copied once, straight into its record, and
+        // validated there; a record that fails is discarded unseen.
+        (Some(Consumer::Ftrace(file)), None) => {
+            // SAFETY: Under the read lock with preemption disabled; `file` is what the ftrace
+            // registration passed; the closure writes the payload after the header or fails.
+            let direct = unsafe {
+                probes::ftrace_record_with(file, payload, |record| {
+                    // `record` holds the header ftrace wrote and `payload` bytes; `iter` is
+                    // valid. Validated with that header, as upstream validates its record.
+                    copy_and_validate(event, record, iter)
+                })
+            };
+            if let Some(result) = direct {
+                return result;
+            }
+        }
         (Some(Consumer::Perf), None) => {
-            // SAFETY: Under the read lock with preemption disabled; `event` is registered; the
-            // closure writes the payload after the header or fails.
+            // SAFETY: As above; `event` is registered.
             return unsafe {
                 probes::perf_record_with(event, payload, |record| {
-                    // `record` holds the header and `payload` bytes; `iter` is valid.
+                    // perf writes the header at submission; until then it is zero, so that
+                    // validation sees the same record whatever the buffer held before.
+                    record[..HEADER].fill(0);
                     copy_and_validate(event, record, iter)
                 })
             };
@@ -191,6 +207,7 @@ unsafe fn copy_validate_dispatch(
     // used by nobody else while preemption is disabled.
     let record =
         unsafe { core::slice::from_raw_parts_mut(base.add(cpu * BOUNCE_SIZE), HEADER + payload) };
+    record[..HEADER].fill(0);
     // SAFETY: `record` holds the header and `payload` bytes; `iter` is valid.
     unsafe { copy_and_validate(event, record, iter) }?;
     let data = &record[HEADER..];
@@ -218,7 +235,7 @@ unsafe fn copy_validate_dispatch(
     }
 }
 
-/// Copies the payload from the writer's memory into `record` after a zeroed header, with page
+/// Copies the payload from the writer's memory into `record` after its header, with page
 /// faults disabled, and validates the record.
 ///
 /// # Safety
@@ -231,8 +248,7 @@ unsafe fn copy_and_validate(
     record: &mut [u8],
     iter: *mut bindings::iov_iter,
 ) -> core::result::Result<(), NotRecorded> {
-    let (header, data) = record.split_at_mut(HEADER);
-    header.fill(0);
+    let data = &mut record[HEADER..];
     // SAFETY: `data` has room for `data.len()` bytes; `iter` is valid.
     let copied = unsafe { bindings::rue_copy_nofault(data.as_mut_ptr().cast(), data.len(), iter) };
     if copied != data.len() {
