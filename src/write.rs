@@ -3,11 +3,14 @@
 //! The write path (upstream `user_events_write_core`): `[s32 write_index][payload]` becomes one
 //! record for every consumer attached to the event.
 //!
-//! It takes no lock and allocates nothing. The file's index array is read under RCU; the
-//! payload is copied once, with page faults disabled, into a per-CPU bounce buffer and
-//! validated there, so a bad payload is refused before any consumer sees it and no record is
-//! ever left half-written (upstream copies into each consumer's buffer and discards on a
-//! fault). The probes then run under the tracing core's tracepoint read lock.
+//! It takes no lock and allocates nothing. The file's index array is read under RCU; the rest
+//! runs under the tracing core's tracepoint read lock. The payload is copied once, with page
+//! faults disabled, and validated where it was copied, so a bad payload is refused before any
+//! consumer sees it and no record is ever left half-written: straight into the record when one
+//! ftrace file or perf is the only consumer recording (a failing record is discarded unseen),
+//! else into a per-CPU bounce buffer whose validated bytes every consumer then gets (upstream
+//! copies into each consumer's buffer separately). Nothing is copied when no consumer would
+//! record. `Documentation/design.md` ("The write path") has the steps.
 
 use crate::{
     bindings,
