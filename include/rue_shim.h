@@ -16,6 +16,8 @@ struct iov_iter;
 struct mm_struct;
 struct page;
 struct task_struct;
+struct ring_buffer_event;
+struct trace_event_buffer;
 struct trace_event_file;
 struct tracepoint;
 struct tracepoint_func;
@@ -142,5 +144,16 @@ bool rue_trace_event_dyn_busy(struct trace_event_call *call);
 int rue_user_event_reg(struct trace_event_call *call, enum trace_reg type, void *data);
 enum print_line_t rue_print_trace(struct trace_iterator *iter, int flags,
 				  struct trace_event *event);
+
+/* per_cpu_ptr(@ptr, @cpu) for a per-CPU variable's address. */
+void *rue_per_cpu_ptr(void *ptr, unsigned int cpu);
+/*
+ * __trace_event_discard_commit() (kernel/trace/trace.h) for a record reserved
+ * with trace_event_buffer_reserve() and not committed: @buffered and
+ * @buffered_cnt are the per-CPU trace_buffered_event and
+ * trace_buffered_event_cnt. Enables preemption as the commit would.
+ */
+void rue_trace_event_discard(struct trace_event_buffer *fbuffer,
+			     struct ring_buffer_event **buffered, int *buffered_cnt);
 
 #endif /* RUE_SHIM_H */

@@ -13,9 +13,11 @@ use crate::{
     event::UserEvent,
     event_mutex::Held,
     logic::trace_output::{self, TraceSeq},
+    symbols::Discard,
     tracepoint::{self, Probe, ReadGuard},
 };
 use core::fmt;
+use core::sync::atomic::{AtomicPtr, Ordering};
 use kernel::prelude::*;
 
 /// `EVENT_STATUS_FTRACE`.
@@ -208,9 +210,11 @@ pub(crate) unsafe extern "C" fn ftrace_probe(
     let count = unsafe { bindings::rue_iov_iter_count(iter) };
     // SAFETY: As required by `ftrace_record`, guaranteed by the caller; the iterator is a kernel
     // iterator over `count` validated bytes, so the copy is complete and cannot fault.
-    unsafe {
-        ftrace_emit(tpdata.cast(), count, |dst| {
-            bindings::_copy_from_iter(dst.cast(), count, iter);
+    let _ = unsafe {
+        ftrace_emit(tpdata.cast(), count, |record| {
+            // SAFETY: `record` has room for `count` bytes after the header.
+            bindings::_copy_from_iter(record[8..].as_mut_ptr().cast(), count, iter);
+            Ok::<(), ()>(())
         })
     };
 }
@@ -222,8 +226,49 @@ pub(crate) unsafe extern "C" fn ftrace_probe(
 /// Under the tracepoint read lock with preemption disabled; `file` the probe data registered
 /// by [`rue_rust_user_event_reg`] for ftrace; `payload` validated.
 pub(crate) unsafe fn ftrace_record(file: *mut bindings::trace_event_file, payload: &[u8]) {
-    // SAFETY: Guaranteed by the caller; `dst` has room for `payload.len()` bytes.
-    unsafe { ftrace_emit(file, payload.len(), |dst| copy_to_record(dst, payload)) };
+    // SAFETY: Guaranteed by the caller; `record` has room for the header and the payload.
+    let _ = unsafe {
+        ftrace_emit(file, payload.len(), |record| {
+            // `record` is writable for `8 + payload.len()` bytes.
+            copy_to_record(record[8..].as_mut_ptr(), payload);
+            Ok::<(), ()>(())
+        })
+    };
+}
+
+/// What discarding a reserved ftrace record needs ([`Discard`]), published once at load: the
+/// write path runs in any writer's context and reaches no module state but statics.
+static DISCARD_BUFFERED: AtomicPtr<*mut bindings::ring_buffer_event> =
+    AtomicPtr::new(core::ptr::null_mut());
+static DISCARD_BUFFERED_CNT: AtomicPtr<c_int> = AtomicPtr::new(core::ptr::null_mut());
+
+/// Lets [`ftrace_record_with`] discard records, with the resolved per-CPU variables.
+pub(crate) fn enable_discard(discard: Discard) {
+    DISCARD_BUFFERED_CNT.store(discard.buffered_cnt.as_ptr(), Ordering::Relaxed);
+    DISCARD_BUFFERED.store(discard.buffered.as_ptr(), Ordering::Release);
+}
+
+/// Has `fill` write a payload of `count` bytes into a record reserved in the ring buffer of
+/// `file`'s instance, committed if `fill` succeeds and discarded unseen otherwise: the write
+/// path's way to record straight from the writer's memory, copying once, when one ftrace file
+/// is the only consumer recording.
+///
+/// `fill` gets the whole record, its `trace_entry` header already written. `None` if records
+/// cannot be discarded (see [`enable_discard`]); the caller then copies first.
+///
+/// # Safety
+///
+/// As [`ftrace_record`]; `fill` must write `count` bytes after the header or fail.
+pub(crate) unsafe fn ftrace_record_with<E>(
+    file: *mut bindings::trace_event_file,
+    count: usize,
+    fill: impl FnOnce(&mut [u8]) -> core::result::Result<(), E>,
+) -> Option<core::result::Result<(), E>> {
+    if DISCARD_BUFFERED.load(Ordering::Acquire).is_null() {
+        return None;
+    }
+    // SAFETY: Guaranteed by the caller.
+    Some(unsafe { ftrace_emit(file, count, fill) })
 }
 
 /// Copies a validated payload into a consumer's record: a ring buffer entry, or perf's per-CPU
@@ -251,20 +296,21 @@ unsafe fn copy_to_record(dst: *mut u8, payload: &[u8]) {
     };
 }
 
-/// Reserves `8 + count` bytes in the ring buffer of `tpdata`'s instance, has `fill` write the
-/// `count` payload bytes after the header, and commits.
+/// Reserves `8 + count` bytes in the ring buffer of `file`'s instance, has `fill` write the
+/// record, and commits it; if `fill` fails, the record is discarded, never seen.
 ///
 /// # Safety
 ///
-/// As [`ftrace_record`]; `fill` must write exactly `count` bytes at the pointer it gets.
+/// As [`ftrace_record`]; `fill` must write the `count` payload bytes after the header or fail,
+/// and may fail only after [`enable_discard`].
 #[inline(always)]
-unsafe fn ftrace_emit(
+unsafe fn ftrace_emit<E>(
     file: *mut bindings::trace_event_file,
     count: usize,
-    fill: impl FnOnce(*mut u8),
-) {
+    fill: impl FnOnce(&mut [u8]) -> core::result::Result<(), E>,
+) -> core::result::Result<(), E> {
     if file.is_null() {
-        return;
+        return Ok(());
     }
     // SAFETY: `file` is the live ftrace file the probe was registered with.
     let flags = unsafe { (*file).flags };
@@ -272,20 +318,32 @@ unsafe fn ftrace_emit(
         // SAFETY: As above.
         || unsafe { bindings::rue_trace_trigger_soft_disabled(file) }
     {
-        return;
+        return Ok(());
     }
     let mut fbuf = bindings::trace_event_buffer::default();
     // SAFETY: `file` is live; `fbuf` is writable; the size includes the 8-byte header.
     let entry = unsafe { bindings::trace_event_buffer_reserve(&mut fbuf, file, 8 + count) };
     if entry.is_null() {
-        return;
+        return Ok(());
     }
-    // The payload is complete and validated, so nothing is ever discarded (the discard helper
-    // is not exported).
-    // SAFETY: `entry` has room for `8 + count` bytes.
-    fill(unsafe { entry.cast::<u8>().add(8) });
+    // SAFETY: `entry` has room for `8 + count` bytes, reserved for this CPU until committed or
+    // discarded.
+    let record = unsafe { core::slice::from_raw_parts_mut(entry.cast::<u8>(), 8 + count) };
+    if let Err(e) = fill(record) {
+        // SAFETY: Reserved above and neither committed nor discarded; the per-CPU variables
+        // were published by `enable_discard` (the caller's guarantee), kernel-lifetime data.
+        unsafe {
+            bindings::rue_trace_event_discard(
+                &mut fbuf,
+                DISCARD_BUFFERED.load(Ordering::Acquire),
+                DISCARD_BUFFERED_CNT.load(Ordering::Relaxed),
+            )
+        };
+        return Err(e);
+    }
     // SAFETY: Reserved above and filled.
     unsafe { bindings::trace_event_buffer_commit(&mut fbuf) };
+    Ok(())
 }
 
 /// Whether a perf event on this CPU, or a BPF program, takes samples of `event`.
@@ -327,9 +385,11 @@ pub(crate) unsafe extern "C" fn perf_probe(
     let count = unsafe { bindings::rue_iov_iter_count(iter) };
     // SAFETY: The caller passes the registered event, under the conditions `perf_emit` needs;
     // the kernel iterator over `count` validated bytes cannot fault.
-    unsafe {
-        perf_emit(&*event, count, |dst| {
-            bindings::_copy_from_iter(dst.cast(), count, iter);
+    let _ = unsafe {
+        perf_emit(&*event, count, |record| {
+            // SAFETY: `record` has room for `count` bytes after the header.
+            bindings::_copy_from_iter(record[8..].as_mut_ptr().cast(), count, iter);
+            Ok::<(), ()>(())
         })
     };
 }
@@ -346,21 +406,51 @@ pub(crate) unsafe extern "C" fn perf_probe(
 /// Under the tracepoint read lock with preemption disabled; `event` registered; `payload`
 /// validated.
 pub(crate) unsafe fn perf_record(event: &UserEvent, payload: &[u8]) {
-    // SAFETY: Guaranteed by the caller; `dst` has room for `payload.len()` bytes.
-    unsafe { perf_emit(event, payload.len(), |dst| copy_to_record(dst, payload)) };
+    // SAFETY: Guaranteed by the caller; `record` has room for the header and the payload.
+    let _ = unsafe {
+        perf_emit(event, payload.len(), |record| {
+            // `record` is writable for `8 + payload.len()` bytes.
+            copy_to_record(record[8..].as_mut_ptr(), payload);
+            Ok::<(), ()>(())
+        })
+    };
 }
 
-/// Allocates perf's per-CPU sample buffer for `8 + count` bytes, has `fill` write the `count`
-/// payload bytes after the header, and submits it.
+/// Has `fill` write a payload of `count` bytes into perf's per-CPU sample buffer, where it is
+/// submitted if `fill` succeeds: the write path's way to record straight from the writer's
+/// memory, copying once, when perf is the only consumer recording.
+///
+/// `fill` gets the whole record, the 8-byte `trace_entry` header (which perf fills in later)
+/// and room for `count` bytes after it. When it fails, the sample is dropped unseen and its
+/// error returned.
 ///
 /// # Safety
 ///
-/// As [`perf_record`]; `fill` must write exactly `count` bytes at the pointer it gets.
+/// As [`perf_record`]; `fill` must write `count` bytes after the header or fail.
+pub(crate) unsafe fn perf_record_with<E>(
+    event: &UserEvent,
+    count: usize,
+    fill: impl FnOnce(&mut [u8]) -> core::result::Result<(), E>,
+) -> core::result::Result<(), E> {
+    // SAFETY: Guaranteed by the caller.
+    unsafe { perf_emit(event, count, fill) }
+}
+
+/// Allocates perf's per-CPU sample buffer for `8 + count` bytes, has `fill` write the
+/// record, and submits it; if `fill` fails, the buffer is released unsubmitted.
+///
+/// # Safety
+///
+/// As [`perf_record`]; `fill` must write the `count` payload bytes after the header or fail.
 #[inline(always)]
-unsafe fn perf_emit(event: &UserEvent, count: usize, fill: impl FnOnce(*mut u8)) {
+unsafe fn perf_emit<E>(
+    event: &UserEvent,
+    count: usize,
+    fill: impl FnOnce(&mut [u8]) -> core::result::Result<(), E>,
+) -> core::result::Result<(), E> {
     // SAFETY: Guaranteed by the caller.
     if !unsafe { perf_would_record(event) } {
-        return;
+        return Ok(());
     }
     let call = event.call();
     // SAFETY: `call` is registered; preemption is disabled by the write path. Not null: checked
@@ -370,7 +460,7 @@ unsafe fn perf_emit(event: &UserEvent, count: usize, fill: impl FnOnce(*mut u8))
     let aligned = size.next_multiple_of(8);
     if aligned > PERF_MAX_TRACE_SIZE {
         // Upstream warns (Q12); the write path already counts and drops such payloads.
-        return;
+        return Ok(());
     }
     let mut regs: *mut bindings::pt_regs = core::ptr::null_mut();
     let mut rctx: c_int = 0;
@@ -378,14 +468,35 @@ unsafe fn perf_emit(event: &UserEvent, count: usize, fill: impl FnOnce(*mut u8))
     // SAFETY: Preemption is disabled; perf hands out this CPU's buffer and a recursion context.
     let raw = unsafe { bindings::perf_trace_buf_alloc(aligned as c_int, &mut regs, &mut rctx) };
     if raw.is_null() {
-        return;
+        return Ok(());
     }
     // SAFETY: `regs` is perf's per-CPU register buffer.
     unsafe { bindings::rue_perf_fetch_caller_regs(regs) };
-    // SAFETY: `raw` holds `aligned >= 8 + count` bytes.
-    fill(unsafe { raw.cast::<u8>().add(8) });
+    // SAFETY: `raw` holds `aligned >= size` bytes, this CPU's until submitted.
+    let record = unsafe { core::slice::from_raw_parts_mut(raw.cast::<u8>(), size) };
+    // CAST: `size` is at most 8192.
+    if let Err(e) = fill(record) {
+        // `perf_swevent_put_recursion_context` is not exported; `perf_tp_event` over an empty
+        // list delivers the sample to nobody and releases the context. No BPF program runs.
+        let mut nobody = bindings::hlist_head::default();
+        // SAFETY: `raw`, `rctx` and `regs` come from `perf_trace_buf_alloc` above; `nobody` is
+        // an empty list; no task.
+        unsafe {
+            bindings::perf_tp_event(
+                0,
+                1,
+                raw,
+                size as c_int,
+                regs,
+                &mut nobody,
+                rctx,
+                core::ptr::null_mut(),
+            )
+        };
+        return Err(e);
+    }
     // SAFETY: `raw`, `rctx` and `regs` come from `perf_trace_buf_alloc` above; `head` is this
-    // CPU's list. CAST: `size` is at most 8192.
+    // CPU's list.
     unsafe {
         bindings::perf_trace_run_bpf_submit(
             raw,
@@ -398,6 +509,7 @@ unsafe fn perf_emit(event: &UserEvent, count: usize, fill: impl FnOnce(*mut u8))
             core::ptr::null_mut(),
         )
     };
+    Ok(())
 }
 
 /// `trace_seq` as the pure trace-output code's [`TraceSeq`].

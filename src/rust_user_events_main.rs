@@ -109,6 +109,7 @@ impl kernel::Module for RustUserEvents {
         layout::check()?;
         let symbols = symbols::Symbols::resolve()?;
         event_mutex::init(symbols.event_mutex);
+        probes::enable_discard(symbols.discard);
         let tracefs = tracefs::TracefsPin::new(&symbols.tracefs)?;
         for name in [c"user_events_data", c"user_events_status"] {
             match tracefs.ensure_absent(name) {

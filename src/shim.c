@@ -12,6 +12,7 @@
 #include <linux/namei.h>
 #include <linux/percpu.h>
 #include <linux/perf_event.h>
+#include <linux/ring_buffer.h>
 #include <linux/sched/mm.h>
 #include <linux/seq_file.h>
 #include <linux/stddef.h>
@@ -286,4 +287,27 @@ enum print_line_t rue_print_trace(struct trace_iterator *iter, int flags,
 				  struct trace_event *event)
 {
 	return rue_rust_print_trace(iter, flags, event);
+}
+
+void *rue_per_cpu_ptr(void *ptr, unsigned int cpu)
+{
+	/* Through an integer, as for the tracepoint cookie above. */
+	return per_cpu_ptr((void __percpu *)(unsigned long)ptr, cpu);
+}
+
+void rue_trace_event_discard(struct trace_event_buffer *fbuffer,
+			     struct ring_buffer_event **buffered, int *buffered_cnt)
+{
+	struct ring_buffer_event * __percpu *pcpu_buffered =
+		(struct ring_buffer_event * __percpu *)(unsigned long)buffered;
+	int __percpu *pcpu_cnt = (int __percpu *)(unsigned long)buffered_cnt;
+
+	if (this_cpu_read(*pcpu_buffered) == fbuffer->event) {
+		/* Simply release the temp buffer and enable preemption */
+		this_cpu_dec(*pcpu_cnt);
+		preempt_enable_notrace();
+		return;
+	}
+	/* ring_buffer_discard_commit() enables preemption */
+	ring_buffer_discard_commit(fbuffer->buffer, fbuffer->event);
 }

@@ -10,6 +10,7 @@
 //! | `tracefs_remove`     | `simple_recursive_removal` + `simple_release_fs` on [`Tracefs`] |
 //! | `dyn_event_register` | `list_add_tail` on `dyn_event_ops_list` under its mutex        |
 //! | `dyn_event_add`      | `list_add_tail` on `dyn_event_list` under `event_mutex`        |
+//! | `__trace_event_discard_commit` (static inline, on `trace_buffered_event`) | `rue_trace_event_discard` on [`Discard`] |
 //!
 //! Each symbol is checked for plausibility after resolution, so a wrong lookup fails `insmod`
 //! with a message instead of corrupting memory later.
@@ -28,6 +29,17 @@ pub(crate) struct Tracefs {
     pub(crate) mount_count: NonNull<c_int>,
 }
 
+/// The per-CPU variables `__trace_event_discard_commit` (kernel/trace/trace.h) reads: a record
+/// that `trace_event_buffer_reserve` put in `trace_buffered_event` (a filtered or soft-disabled
+/// file) is discarded by releasing that buffer, any other by `ring_buffer_discard_commit`.
+#[derive(Clone, Copy)]
+pub(crate) struct Discard {
+    /// `trace_buffered_event`: per CPU, the page-aligned scratch event, or null.
+    pub(crate) buffered: NonNull<*mut bindings::ring_buffer_event>,
+    /// `trace_buffered_event_cnt`: per CPU, the users of `trace_buffered_event`.
+    pub(crate) buffered_cnt: NonNull<c_int>,
+}
+
 /// All resolved symbols.
 pub(crate) struct Symbols {
     /// `event_mutex`: the tracing core's lock around event (un)registration.
@@ -40,6 +52,8 @@ pub(crate) struct Symbols {
     pub(crate) dyn_event_ops_mutex: NonNull<bindings::mutex>,
     /// tracefs's mount bookkeeping.
     pub(crate) tracefs: Tracefs,
+    /// What discarding a reserved ftrace record needs.
+    pub(crate) discard: Discard,
 }
 
 // SAFETY: The pointers name kernel-global objects that live as long as the kernel; the
@@ -60,6 +74,10 @@ impl Symbols {
                 fs_type: ksym::resolve_data(c"trace_fs_type")?,
                 mount: ksym::resolve_data(c"tracefs_mount")?,
                 mount_count: ksym::resolve_data(c"tracefs_mount_count")?,
+            },
+            discard: Discard {
+                buffered: ksym::resolve_data(c"trace_buffered_event")?,
+                buffered_cnt: ksym::resolve_data(c"trace_buffered_event_cnt")?,
             },
         };
         symbols.check()?;
@@ -84,6 +102,23 @@ impl Symbols {
                 self.dyn_event_ops_mutex,
             ),
         ];
+        // A CPU's buffered event is a page of its own (`alloc_pages_node`) or none.
+        let page = kernel::page::PAGE_SIZE;
+        // SAFETY: No preconditions.
+        let cpus = unsafe { bindings::rue_nr_cpu_ids() };
+        for cpu in 0..cpus {
+            // SAFETY: `buffered` is the address of a per-CPU pointer variable and `cpu` is below
+            // `nr_cpu_ids`; an unpossible CPU's copy is still mapped, and read once.
+            let event = unsafe {
+                bindings::rue_per_cpu_ptr(self.discard.buffered.as_ptr().cast(), cpu)
+                    .cast::<*mut bindings::ring_buffer_event>()
+                    .read_volatile()
+            };
+            if event as usize % page != 0 {
+                pr_err!("trace_buffered_event is not a per-CPU page pointer\n");
+                return Err(ENOEXEC);
+            }
+        }
         for (what, list, lock) in checks {
             let consistent = {
                 // SAFETY: `lock` is a resolved symbol mutex; module init may sleep.

@@ -3,11 +3,14 @@
 //! The write path (upstream `user_events_write_core`): `[s32 write_index][payload]` becomes one
 //! record for every consumer attached to the event.
 //!
-//! It takes no lock and allocates nothing. The file's index array is read under RCU; the
-//! payload is copied once, with page faults disabled, into a per-CPU bounce buffer and
-//! validated there, so a bad payload is refused before any consumer sees it and no record is
-//! ever left half-written (upstream copies into each consumer's buffer and discards on a
-//! fault). The probes then run under the tracing core's tracepoint read lock.
+//! It takes no lock and allocates nothing. The file's index array is read under RCU; the rest
+//! runs under the tracing core's tracepoint read lock. The payload is copied once, with page
+//! faults disabled, and validated where it was copied, so a bad payload is refused before any
+//! consumer sees it and no record is ever left half-written: straight into the record when one
+//! ftrace file or perf is the only consumer recording (a failing record is discarded unseen),
+//! else into a per-CPU bounce buffer whose validated bytes every consumer then gets (upstream
+//! copies into each consumer's buffer separately). Nothing is copied when no consumer would
+//! record. `Documentation/design.md` ("The write path") has the steps.
 
 use crate::{
     bindings,
@@ -161,8 +164,41 @@ unsafe fn copy_validate_dispatch(
     // they reserved, so with `tracing_on` at 0 (or only soft-disabled files) nothing is read.
     // SAFETY: `tp` is the registered event's tracepoint; under its read lock with preemption
     // disabled, as `would_record` requires.
-    if !unsafe { guard.probes(tp) }.any(|p| unsafe { Consumer::of(p).would_record(event) }) {
-        return Err(NotRecorded::Nobody);
+    // SAFETY: As above.
+    let mut recording = unsafe { guard.probes(tp) }
+        .map(Consumer::of)
+        // SAFETY: As above.
+        .filter(|c| unsafe { c.would_record(event) });
+    match (recording.next(), recording.next()) {
+        (None, _) => return Err(NotRecorded::Nobody),
+        // One consumer alone: the payload is copied once, straight into its record, and
+        // validated there; a record that fails is discarded unseen.
+        (Some(Consumer::Ftrace(file)), None) => {
+            // SAFETY: Under the read lock with preemption disabled; `file` is what the ftrace
+            // registration passed; the closure writes the payload after the header or fails.
+            let direct = unsafe {
+                probes::ftrace_record_with(file, payload, |record| {
+                    // `record` holds the header ftrace wrote and `payload` bytes; `iter` is
+                    // valid. Validated with that header, as upstream validates its record.
+                    copy_and_validate(event, record, iter)
+                })
+            };
+            if let Some(result) = direct {
+                return result;
+            }
+        }
+        (Some(Consumer::Perf), None) => {
+            // SAFETY: As above; `event` is registered.
+            return unsafe {
+                probes::perf_record_with(event, payload, |record| {
+                    // perf writes the header at submission; until then it is zero, so that
+                    // validation sees the same record whatever the buffer held before.
+                    record[..HEADER].fill(0);
+                    copy_and_validate(event, record, iter)
+                })
+            };
+        }
+        _ => {}
     }
     let base = BOUNCE.load(Ordering::Acquire);
     // SAFETY: No preconditions beyond disabled preemption.
@@ -175,17 +211,8 @@ unsafe fn copy_validate_dispatch(
     let record =
         unsafe { core::slice::from_raw_parts_mut(base.add(cpu * BOUNCE_SIZE), HEADER + payload) };
     record[..HEADER].fill(0);
-    // SAFETY: `record[HEADER..]` has room for `payload` bytes; `iter` is valid.
-    let copied =
-        unsafe { bindings::rue_copy_nofault(record[HEADER..].as_mut_ptr().cast(), payload, iter) };
-    if copied != payload {
-        return Err(NotRecorded::Short(copied));
-    }
-    if !event.validators().is_empty()
-        && validate::validate(record, event.validators().iter().copied()).is_err()
-    {
-        return Err(NotRecorded::Failed(EFAULT));
-    }
+    // SAFETY: `record` holds the header and `payload` bytes; `iter` is valid.
+    unsafe { copy_and_validate(event, record, iter) }?;
     let data = &record[HEADER..];
     let mut faulted = false;
     // SAFETY: As above.
@@ -209,6 +236,33 @@ unsafe fn copy_validate_dispatch(
     } else {
         Ok(())
     }
+}
+
+/// Copies the payload from the writer's memory into `record` after its header, with page
+/// faults disabled, and validates the record.
+///
+/// # Safety
+///
+/// Preemption disabled; `record` is the header and the payload's room; `iter` is valid with at
+/// least `record.len() - HEADER` bytes.
+#[inline(always)]
+unsafe fn copy_and_validate(
+    event: &UserEvent,
+    record: &mut [u8],
+    iter: *mut bindings::iov_iter,
+) -> core::result::Result<(), NotRecorded> {
+    let data = &mut record[HEADER..];
+    // SAFETY: `data` has room for `data.len()` bytes; `iter` is valid.
+    let copied = unsafe { bindings::rue_copy_nofault(data.as_mut_ptr().cast(), data.len(), iter) };
+    if copied != data.len() {
+        return Err(NotRecorded::Short(copied));
+    }
+    if !event.validators().is_empty()
+        && validate::validate(record, event.validators().iter().copied()).is_err()
+    {
+        return Err(NotRecorded::Failed(EFAULT));
+    }
+    Ok(())
 }
 
 /// Calls a probe that is not the module's own with upstream's contract: a kernel iterator over

@@ -6,6 +6,7 @@
  * errnos. Every event here is named __rue_*, so nothing clashes with the
  * upstream selftests.
  */
+#define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
 #include <glob.h>
@@ -272,6 +273,86 @@ TEST_F(ev, write_path_errnos)
 	EXPECT_EQ(EFAULT, errno);
 	ASSERT_EQ(0, write_file(TRACEFS "events/user_events/__rue_wr/enable", "0"));
 	EXPECT_EQ(0, unreg_event(self->fd, &self->check, 0));
+}
+
+/* Lines of @buf that contain @what. */
+static int count_in(const char *buf, const char *what)
+{
+	int n = 0;
+
+	for (const char *p = buf; (p = strstr(p, what)); p += strlen(what))
+		n++;
+	return n;
+}
+
+/*
+ * With one ftrace file the only consumer, a write is copied straight into its
+ * reserved record: a payload that fails validation, or that cannot be read
+ * whole, must leave no record, filtered file (a per-CPU scratch event) or not,
+ * and a payload in a page not yet mapped is faulted in and recorded whole.
+ */
+TEST_F(ev, failed_writes_leave_no_record_filtered_or_not)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	struct {
+		__s32 idx;
+		__u32 loc;
+		char data[8];
+	} __attribute__((packed)) rec = { 0 };
+	static char buf[1 << 20];
+	unsigned char *pages, *mapped;
+	__u32 idx = 9;
+	int fd;
+
+	pages = mmap(NULL, 2 * page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, pages);
+	ASSERT_EQ(0, mprotect(pages + page, page, PROT_NONE));
+	fd = memfd_create("rue_payload", 0);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, ftruncate(fd, page));
+	ASSERT_EQ(0, reg_event(self->fd, "__rue_dc __rel_loc char[] s", &self->check, 4, 0, 0, &idx));
+	rec.idx = idx;
+	ASSERT_EQ((ssize_t)sizeof(rec), pwrite(fd, &rec, sizeof(rec), 0));
+	ASSERT_EQ(0, write_file(TRACEFS "events/user_events/__rue_dc/enable", "1"));
+	for (int filtered = 0; filtered < 2; filtered++) {
+		ASSERT_EQ(0, write_file(TRACEFS "events/user_events/__rue_dc/filter",
+					filtered ? "common_pid != 0" : "0"));
+		ASSERT_EQ(0, write_file(TRACEFS "trace", ""));
+
+		rec.loc = 8 << 16;		/* no NUL in the string */
+		memset(rec.data, 'A', sizeof(rec.data));
+		EXPECT_EQ(-1, write(self->fd, &rec, sizeof(rec)));
+		EXPECT_EQ(EFAULT, errno);
+
+		/* The payload's last 4 bytes on the PROT_NONE page. */
+		rec.loc = 4 << 16;
+		memcpy(rec.data, "bad", 4);
+		memcpy(pages + page - (sizeof(rec) - 4), &rec, sizeof(rec) - 4);
+		EXPECT_EQ(-1, write(self->fd, pages + page - (sizeof(rec) - 4), sizeof(rec)));
+		EXPECT_EQ(EFAULT, errno);
+
+		rec.loc = 5 << 16;
+		memcpy(rec.data, "good", 5);
+		EXPECT_EQ(sizeof(rec), write(self->fd, &rec, sizeof(rec)));
+
+		/* A memfd page this process has never touched: no page table entry yet. */
+		memcpy(rec.data, "late", 5);
+		ASSERT_EQ((ssize_t)sizeof(rec), pwrite(fd, &rec, sizeof(rec), 0));
+		mapped = mmap(NULL, page, PROT_READ, MAP_SHARED, fd, 0);
+		ASSERT_NE(MAP_FAILED, mapped);
+		EXPECT_EQ(sizeof(rec), write(self->fd, mapped, sizeof(rec)));
+		munmap(mapped, page);
+
+		ASSERT_LT(0, read_file(TRACEFS "trace", buf, sizeof(buf)));
+		EXPECT_EQ(2, count_in(buf, "__rue_dc:")) TH_LOG("filtered %d, trace:\n%s", filtered, buf);
+		EXPECT_EQ(1, count_in(buf, "__rue_dc: s=good\n")) TH_LOG("trace:\n%s", buf);
+		EXPECT_EQ(1, count_in(buf, "__rue_dc: s=late\n")) TH_LOG("trace:\n%s", buf);
+	}
+	ASSERT_EQ(0, write_file(TRACEFS "events/user_events/__rue_dc/enable", "0"));
+	ASSERT_EQ(0, write_file(TRACEFS "events/user_events/__rue_dc/filter", "0"));
+	EXPECT_EQ(0, unreg_event(self->fd, &self->check, 0));
+	close(fd);
+	munmap(pages, 2 * page);
 }
 
 TEST_F(ev, unregister_errnos_and_clears_bit_while_enabled)

@@ -196,6 +196,39 @@ TEST_F(perf, unreadable_payload_is_efault_and_leaves_no_sample)
 }
 
 /*
+ * The payload in a page this process has not touched (a memfd mapping with no
+ * page table entry yet): the copy with page faults disabled comes up short, the
+ * write faults the page in and copies again, and perf gets one whole sample.
+ */
+TEST_F(perf, payload_in_a_page_not_yet_mapped_is_recorded_whole)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	unsigned char payload[LAYOUT_SIZE], raw[256];
+	struct perf_handle h;
+	unsigned char *mapped;
+	int index, fd;
+
+	layout_payload(payload);
+	fd = memfd_create("rue_payload", 0);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, ftruncate(fd, page));
+	ASSERT_EQ((ssize_t)sizeof(payload), pwrite(fd, payload, sizeof(payload), 0));
+	mapped = mmap(NULL, page, PROT_READ, MAP_SHARED, fd, 0);
+	ASSERT_NE(MAP_FAILED, mapped);
+	index = rue_reg(self->data, LAYOUT_ARGS, &self->check, 0);
+	ASSERT_LE(0, index);
+	ASSERT_EQ(0, perf_open(&h, "__rue_layout", 0, -1, 1));
+	ASSERT_EQ(4 + sizeof(payload), rue_emit(self->data, index, mapped, sizeof(payload)));
+	ASSERT_EQ((8 + (int)sizeof(payload) + 4 + 7) / 8 * 8 - 4, next_sample(&h, raw, sizeof(raw)));
+	EXPECT_EQ(0, memcmp(raw + 8, payload, sizeof(payload)));
+	EXPECT_TRUE(ring_empty(&h));
+	perf_close(&h);
+	munmap(mapped, page);
+	close(fd);
+	EXPECT_EQ(0, rue_unreg(self->data, &self->check, 0));
+}
+
+/*
  * Registers __rue_both (bit 3 of @check), empties the trace buffer, enables
  * the event in ftrace and attaches perf with a ring to this task: the write
  * index, or -errno.
