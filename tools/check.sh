@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# `make check`: host unit tests and a rustfmt check of the module's sources,
-# then the project's guest tests and every passing upstream selftest
+# `make check`: host unit tests, a rustfmt check of the module's sources and
+# the import-circle check of src/ (tools/import-graph.py), then the project's guest tests and every passing upstream selftest
 # (tools/testing/upstream-pass.txt) in the test VM, on two kernels:
 #   - the project's debug test kernel (KDIR: clang, KASAN, lockdep, kmemleak);
 #   - Debian's own 7.3.4 kernel images (amd64 and cloud-amd64), unmodified,
@@ -50,6 +50,16 @@ if rustfmt --edition 2021 --config-path "$ksrc/.rustfmt.toml" --check "${module_
 	passed=$((passed + 1))
 else
 	echo "FAIL host: module sources are not rustfmt-clean (see the diff above)"
+	failed=$((failed + 1))
+fi
+
+echo "== host: no import circle in src/ (tools/import-graph.py)"
+if python3 "$top/tools/import-graph.py" "$top/src" >"$build/import-graph.txt"; then
+	echo "PASS host: src/ has no import circle"
+	passed=$((passed + 1))
+else
+	cat "$build/import-graph.txt"
+	echo "FAIL host: src/ has an import circle (edges above)"
 	failed=$((failed + 1))
 fi
 
