@@ -97,7 +97,9 @@ for r in $(seq 1 "$rounds"); do
 			cat "$vmlog.checked" >&2
 			die "round $r on the $side kernel failed; its console log: $vmlog"
 		fi
-		tr -d '\r' <"$vmlog" | grep -qx "info provider $provider" ||
+		# Not grep -q: it would stop reading, and tr's SIGPIPE would fail the pipeline
+		# (pipefail) whenever the log outgrows the pipe's buffer.
+		tr -d '\r' <"$vmlog" | grep -x "info provider $provider" >/dev/null ||
 			die "round $r: user_events was not provided by the $provider ($vmlog)"
 		tr -d '\r' <"$vmlog" | awk -v r="$r" -v s="$side" -v OFS='\t' \
 			'$1 == "case" && NF >= 3 { print r, s, $2, $3 }' >>"$out/rounds.tsv"
