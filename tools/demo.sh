@@ -7,7 +7,9 @@
 # as rue_example_rs): once with nobody listening (every event is skipped), once
 # with the event enabled in ftrace (every event is written), showing
 # user_events_status and the events' lines in the trace buffer; then records
-# the C sample with the real perf tool and shows the samples with perf script.
+# the C sample with the real perf tool and shows the samples with perf script,
+# and records a real client (OpenTelemetry's user_events logs exporter, in
+# rue_otel_demo_rs) with perf and decodes its events with Microsoft's decoder.
 # Exits non-zero if the build, the VM or anything in the demo fails.
 # Usage: demo.sh KDIR
 set -uo pipefail
@@ -111,6 +113,33 @@ cat /tmp/script
 n=$(grep -c 'user_events:rue_example: count=' /tmp/script)
 [ "$n" -eq 5 ] || die "expected 5 perf samples of rue_example, found $n"
 run "echo '-:rue_example $fields' >> $T/dynamic_events" || die "deleting rue_example"
+
+section "perf: a real client, OpenTelemetry's user_events logs exporter"
+# rue_otel_demo_rs logs through opentelemetry-user-events-logs, whose exporter registers one
+# EventHeader tracepoint per level (rue_otel_demo_L1K1 .. _L5K1). perf records the Info one;
+# dynamic_events creates it first with the fields the exporter registers.
+ehfields="u8 eventheader_flags; u8 version; u16 id; u16 tag; u8 opcode; u8 level"
+run "echo 'u:rue_otel_demo_L4K1 $ehfields' >> $T/dynamic_events" || die "creating rue_otel_demo_L4K1"
+# --sample-identifier: the decoder finds each sample's event by its id.
+run perf record -q --sample-identifier -e user_events:rue_otel_demo_L4K1 -o /tmp/otel.data \
+	-- rue_otel_demo_rs 3 >/tmp/out 2>&1
+rc=$?
+cat /tmp/out
+[ $rc -eq 0 ] || die "perf record exited $rc"
+grep -q 'logged 3 records, skipped 0' /tmp/out || die "rue_otel_demo_rs did not log 3 records under perf"
+# perf shows the EventHeader header fields; the rest of the event is its EventHeader payload.
+run perf script -i /tmp/otel.data >/tmp/script 2>&1 || die "perf script"
+cat /tmp/script
+n=$(grep -c 'user_events:rue_otel_demo_L4K1: ' /tmp/script)
+[ "$n" -eq 3 ] || die "expected 3 perf samples of rue_otel_demo_L4K1, found $n"
+# Microsoft's decoder (tracepoint_perf, tracepoint_decode) reads the whole event.
+run rue_perf_decode_rs /tmp/otel.data >/tmp/decoded 2>&1
+rc=$?
+cat /tmp/decoded
+[ $rc -eq 0 ] || die "rue_perf_decode_rs exited $rc"
+n=$(grep -c 'rue_otel_demo:Log .*"body": "hello from OpenTelemetry"' /tmp/decoded)
+[ "$n" -eq 3 ] || die "expected 3 decoded OpenTelemetry logs, found $n"
+run "echo '-:rue_otel_demo_L4K1 $ehfields' >> $T/dynamic_events" || die "deleting rue_otel_demo_L4K1"
 
 section "done"
 DEMO

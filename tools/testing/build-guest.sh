@@ -4,7 +4,8 @@
 # Builds every guest test program as a static binary into OUT/bin:
 #   - the project's kselftest-style C tests (tools/testing/selftests/rust_user_events),
 #     compat_test twice: as an i386 program (compat_test) and natively (compat_test_64),
-#   - the project's Rust tests (tools/testing/rust),
+#   - the project's Rust tests (tools/testing/rust), among them the tests of real
+#     clients from crates.io (their crates are fetched and built by cargo),
 #   - the samples: samples/example.c as rue_example, samples/rust-example as rue_example_rs,
 #   - the kernel's own user_events selftests, unmodified, from KDIR's source tree,
 #   - perf_tool_test (a shell script) and the host's perf with its libraries,

@@ -2,7 +2,15 @@
 
 //! A tiny TAP harness for the guest tests: each test is a function returning
 //! `Result<(), String>`; a panic or an `Err` fails it, and the process exits non-zero if any
-//! test failed. No dependencies beyond `std`, so the binaries link statically.
+//! test failed. The harness uses only `std`; the modules below serve the tests of real
+//! clients (crates from crates.io), which see the module through a tracer: tracefs, ftrace's
+//! binary records, perf's ring, and Microsoft's decoder. Every binary links statically.
+
+pub mod decode;
+pub mod ftrace;
+pub mod perf;
+pub mod tracefs;
+pub mod tracer;
 
 use std::io::Error;
 

@@ -4,7 +4,9 @@
 # The real perf tool on a user event (TAP): `perf record -e user_events:NAME`
 # around a program that writes five events, then `perf script` must show every
 # field of every event, a perf filter on a field must select samples, and
-# `perf stat` must count them.
+# `perf stat` must count them. Then the same recording of a real client
+# (rue_otel_demo_rs: OpenTelemetry's user_events logs exporter), decoded by
+# Microsoft's decoder (rue_perf_decode_rs), must hold every log it wrote.
 # Runs in the test VM; perf comes from tools/testing/guest-perf.sh.
 T=/sys/kernel/tracing
 EVENT=rue_perf_tool
@@ -23,7 +25,7 @@ check() {
 }
 
 echo "TAP version 13"
-echo "1..9"
+echo "1..12"
 
 FIELDS="u32 count; u64 value; char[8] tag"
 
@@ -72,5 +74,32 @@ check $? "with perf gone, user_events_status lists $EVENT without consumers"
 # As upstream, "-:NAME" alone only matches an event without fields.
 echo "-:$EVENT $FIELDS" >>$T/dynamic_events && ! grep -q "^$EVENT" $T/user_events_status
 check $? "dynamic_events deletes $EVENT"
+
+# A real client: the exporter registers OTEL with the EventHeader fields, as created here.
+OTEL=rue_otel_demo_L4K1
+EH_FIELDS="u8 eventheader_flags; u8 version; u16 id; u16 tag; u8 opcode; u8 level"
+echo "u:$OTEL $EH_FIELDS" >>$T/dynamic_events &&
+	perf record -q --sample-identifier -e user_events:$OTEL -o /tmp/perf.otel \
+		-- rue_otel_demo_rs 3 >/tmp/perf.otel.out 2>&1
+status=$?
+sed 's/^/# /' /tmp/perf.otel.out
+[ $status -eq 0 ] && grep -q "logged 3 records, skipped 0" /tmp/perf.otel.out
+check $? "perf record: the OpenTelemetry exporter found Info enabled and logged 3 records"
+
+rue_perf_decode_rs /tmp/perf.otel >/tmp/perf.otel.json 2>&1
+status=$?
+sed 's/^/# /' /tmp/perf.otel.json
+missing=0
+i=0
+while [ $i -lt 3 ]; do
+	grep -q "^user_events:$OTEL rue_otel_demo:Log {\"__csver__\": 1024, .*\"PartC\": { \"count\": $i }, \"PartB\": { \"_typeName\": \"Log\", \"body\": \"hello from OpenTelemetry\", \"severityNumber\": 9, \"severityText\": \"INFO\", \"name\": \"demo-event\" }, .*\"level\": 4, \"keyword\": \"0x1\" } }\$" /tmp/perf.otel.json ||
+		missing=$((missing + 1))
+	i=$((i + 1))
+done
+[ $status -eq 0 ] && [ $missing -eq 0 ]
+check $? "Microsoft's decoder reads every log back from perf.data ($missing missing)"
+
+echo "-:$OTEL $EH_FIELDS" >>$T/dynamic_events && ! grep -q "^$OTEL" $T/user_events_status
+check $? "dynamic_events deletes $OTEL"
 
 exit $failed
