@@ -316,7 +316,10 @@ impl Drop for FileInfo {
         }
         // SAFETY: The file is being released: no writer can run on it any more.
         let refs = unsafe { KBox::from_raw(refs) };
-        for event in refs.events.iter() {
+        // Newest registration first, as a teardown releases enablers: if this is an event's
+        // last reference, the tracing core removes it fastest while no newer event is left
+        // (see `Scope::teardown`).
+        for event in refs.events.iter().rev() {
             // SAFETY: The array held one reference per entry.
             unsafe { event.as_ref() }.put();
         }

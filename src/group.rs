@@ -166,14 +166,13 @@ impl Group {
 
     /// Writes the text of `user_events_status`, in upstream's hash-table order (Q11).
     ///
-    /// `event_mutex` is held only while [`Listing::take`] counts a reference on each event and
-    /// reads its status; the text is written after it is released.
+    /// `event_mutex` is held only while [`Listing::take`] copies each event's name and status;
+    /// the text is written after it is released.
     pub(crate) fn show_status(&self, out: &mut impl fmt::Write) -> Result {
         let listing = Listing::take()?;
-        let events = listing.0.iter().map(|&(ptr, bits)| {
-            // SAFETY: The listing holds a reference on the event, so it is not freed.
-            (unsafe { ptr.as_ref() }.tp_name(), probes_status(bits))
-        });
+        let events = listing
+            .events()
+            .map(|(name, bits)| (name, probes_status(bits)));
         // The writer cannot fail: a seq_file counts its own overflow.
         let _ = status::write_status(out, events);
         Ok(())
@@ -453,44 +452,51 @@ unsafe extern "C" fn destroy_work(work: *mut bindings::work_struct) {
     ev.queue_destroy(retry.delay());
 }
 
-/// Every event in hash-table order with its status bits, each with a reference held.
+/// Every event's tracepoint name and status bits, in hash-table order: for each, the bits, the
+/// name and a NUL.
 ///
-/// # Invariants
-///
-/// The list holds one reference on each event in it, dropped in `drop`.
-struct Listing(KVVec<(NonNull<UserEvent>, u8)>);
+/// The names are copied rather than the events referenced: a reference taken here could be an
+/// event's last but one while its delayed destroy runs, which then leaves it to this listing's
+/// put, and so destroys it later and out of order (the tracing core removes the newest events
+/// fastest; see `Scope::teardown`). A reader polling the file while many events go would
+/// reorder their destroys and slow them down.
+struct Listing(KVVec<u8>);
 
 impl Listing {
-    /// Takes the list. Allocates outside `event_mutex`, for the number of events seen before.
+    /// Takes the list. Allocates outside `event_mutex`, for the size seen before.
     fn take() -> Result<Self> {
-        let mut want = STATE.get(&mut Held::lock()).count;
+        let size = |state: &GroupState| state.name_bytes + state.count;
+        let mut want = size(STATE.get(&mut Held::lock()));
         loop {
-            let mut events = KVVec::with_capacity(want + 64, GFP_KERNEL)?;
+            let mut text = KVVec::with_capacity(want + 1024, GFP_KERNEL)?;
             let mut held = Held::lock();
             let state = STATE.get(&mut held);
-            if state.count > events.capacity() {
-                want = state.count;
+            if size(state) > text.capacity() {
+                want = size(state);
                 continue;
             }
             for ev in state.in_hash_order() {
-                // PANIC: Capacity for every event was reserved above.
-                events
-                    .push((NonNull::from(ev), ev.status()), GFP_KERNEL)
+                // PANIC: `name_bytes` counts each name and one more byte, `count` the bits;
+                // that much capacity was reserved above, so nothing is allocated.
+                text.push(ev.status(), GFP_KERNEL).expect("reserved");
+                text.extend_from_slice(ev.tp_name().as_bytes(), GFP_KERNEL)
                     .expect("reserved");
-                ev.get();
+                text.push(0, GFP_KERNEL).expect("reserved");
             }
-            // INVARIANT: One reference was taken for each entry.
-            return Ok(Self(events));
+            return Ok(Self(text));
         }
     }
-}
 
-impl Drop for Listing {
-    fn drop(&mut self) {
-        for &(ptr, _) in self.0.iter() {
-            // SAFETY: The reference taken in `take` keeps the event alive until this put.
-            unsafe { ptr.as_ref() }.put();
-        }
+    /// The events' names and status bits.
+    fn events(&self) -> impl Iterator<Item = (&str, u8)> {
+        let mut rest = &self.0[..];
+        core::iter::from_fn(move || {
+            let (&bits, tail) = rest.split_first()?;
+            let len = tail.iter().position(|&b| b == 0).unwrap_or(tail.len());
+            let name = core::str::from_utf8(&tail[..len]).unwrap_or("");
+            rest = tail.get(len + 1..).unwrap_or(&[]);
+            Some((name, bits))
+        })
     }
 }
 
