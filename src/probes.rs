@@ -55,10 +55,8 @@ impl Consumer {
             // `user_event_func_t` prototype: the tracepoint is private to this module and probes
             // are attached through its `reg` callback (or by code following upstream's
             // documented contract).
-            Self::Other(
-                unsafe { core::mem::transmute::<*mut c_void, ProbeFn>(probe.func) },
-                probe.data,
-            )
+            let func = unsafe { core::mem::transmute::<*mut c_void, ProbeFn>(probe.func) };
+            Self::Other(func, probe.data)
         }
     }
 
