@@ -8,7 +8,10 @@ use crate::{
     event::UserEvent,
     event_mutex::Held,
     group::Group,
-    logic::{abi::Command, enable},
+    logic::abi::{
+        self, Command, SizeError, UserReg, UserUnreg, USER_REG_MIN_SIZE,
+        USER_REG_WRITE_INDEX_OFFSET, USER_UNREG_MIN_SIZE,
+    },
     scope, write,
 };
 use core::{
@@ -21,18 +24,13 @@ use kernel::{
     iov::IovIterSource,
     prelude::*,
     sync::{rcu, Arc},
+    transmute::{AsBytes, FromBytes},
     types::Opaque,
     uaccess::{UserPtr, UserSlice},
 };
 
-/// `offsetofend(struct user_reg, write_index)`.
-const USER_REG_SIZE: usize = 28;
-/// `offsetofend(struct user_unreg, disable_addr)`.
-const USER_UNREG_SIZE: usize = 16;
 /// `MAX_EVENT_DESC`: `strndup_user` limit, NUL included.
 const MAX_EVENT_DESC: c_long = 512;
-/// Flags upstream accepts (`USER_EVENT_REG_MAX - 1`).
-const REG_FLAGS_VALID: u16 = 0x3;
 
 /// The events a file registered, by write index; each holds a reference.
 struct Refs {
@@ -107,40 +105,42 @@ fn strndup_user(addr: u64) -> Result<KVec<u8>> {
     Ok(copy?)
 }
 
-/// `copy_struct_from_user()` of a `size`-byte user struct into `dst`.
-fn copy_struct(dst: &mut [u8], src: usize, size: usize) -> Result {
-    // SAFETY: `dst` is writable for its length; the helper checks the user range and the tail.
+// SAFETY: `UserReg` is `repr(C, packed)` of integers only: no padding, any bytes are a value.
+unsafe impl FromBytes for UserReg {}
+// SAFETY: As above: every byte is initialized, and there is no interior mutability.
+unsafe impl AsBytes for UserReg {}
+// SAFETY: `UserUnreg` is `repr(C, packed)` of integers only: no padding, any bytes are a value.
+unsafe impl FromBytes for UserUnreg {}
+// SAFETY: As above: every byte is initialized, and there is no interior mutability.
+unsafe impl AsBytes for UserUnreg {}
+
+/// Copies a size-extensible UAPI struct from `arg`, as upstream's `user_reg_get` and
+/// `user_unreg_get` do: `get_user()` of its leading `u32 size` (`EFAULT`), that size checked
+/// ([`abi::struct_size`]: `E2BIG` above a page, `EINVAL` below `min`), then
+/// `copy_struct_from_user()`: a smaller struct is zero-filled, a larger one is refused with
+/// `E2BIG` unless its tail is zero, a fault is `EFAULT`.
+fn copy_struct_from_user<T: FromBytes + AsBytes + Default>(arg: usize, min: usize) -> Result<T> {
+    let size = UserSlice::new(UserPtr::from_addr(arg), size_of::<u32>())
+        .reader()
+        .read::<u32>()
+        .map_err(|_| EFAULT)?;
+    let size = abi::struct_size(size, min, bindings::PAGE_SIZE).map_err(|e| match e {
+        SizeError::TooBig => E2BIG,
+        SizeError::TooSmall => EINVAL,
+    })?;
+    let mut value = T::default();
+    let dst = value.as_bytes_mut();
+    // SAFETY: `dst` is writable for its length; `copy_struct_from_user` checks the user range
+    // and the tail itself.
     kernel::error::to_result(unsafe {
         bindings::rue_copy_struct_from_user(
             dst.as_mut_ptr().cast(),
             dst.len(),
-            src as *const c_void,
+            arg as *const c_void,
             size,
         )
-    })
-}
-
-/// Reads the leading `u32 size` of a user struct and checks it against `min`.
-fn struct_size(arg: usize, min: usize) -> Result<usize> {
-    let mut size = [0u8; 4];
-    UserSlice::new(UserPtr::from_addr(arg), 4)
-        .reader()
-        .read_slice(&mut size)
-        .map_err(|_| EFAULT)?;
-    let size = u32::from_ne_bytes(size) as usize;
-    if size > bindings::PAGE_SIZE {
-        return Err(E2BIG);
-    }
-    if size < min {
-        return Err(EINVAL);
-    }
-    Ok(size)
-}
-
-fn u64_at(b: &[u8], at: usize) -> u64 {
-    let mut w = [0u8; 8];
-    w.copy_from_slice(&b[at..at + 8]);
-    u64::from_ne_bytes(w)
+    })?;
+    Ok(value)
 }
 
 impl FileInfo {
@@ -181,18 +181,16 @@ impl FileInfo {
 
     /// `DIAG_IOCSREG` (upstream `user_events_ioctl_reg`), checks in upstream's order.
     fn reg(&self, arg: usize) -> Result {
-        let size = struct_size(arg, USER_REG_SIZE)?;
-        let mut kreg = [0u8; USER_REG_SIZE];
-        copy_struct(&mut kreg, arg, size)?;
-        let enable_bit = kreg[4];
-        let enable_size = kreg[5];
-        let flags = u16::from_ne_bytes([kreg[6], kreg[7]]);
-        let enable_addr = u64_at(&kreg, 8);
-        let name_args = u64_at(&kreg, 16);
-        if flags & !REG_FLAGS_VALID != 0 {
-            return Err(EINVAL);
-        }
-        enable::check_enable(enable_size, enable_addr, enable_bit).map_err(|()| EINVAL)?;
+        let kreg: UserReg = copy_struct_from_user(arg, USER_REG_MIN_SIZE)?;
+        kreg.check().map_err(|()| EINVAL)?;
+        let UserReg {
+            enable_bit,
+            enable_size,
+            flags,
+            enable_addr,
+            name_args,
+            ..
+        } = kreg;
         // SAFETY: Only checks the range against the user address limit.
         if !unsafe {
             bindings::rue_access_ok(enable_addr as usize as *const c_void, enable_size.into())
@@ -219,9 +217,14 @@ impl FileInfo {
         let index = index?;
         enabler::create(&scope, event, enable_addr, enable_bit)?;
         // A failure to report the index is ignored, as upstream.
-        let _ = UserSlice::new(UserPtr::from_addr(arg + 24), 4)
-            .writer()
-            .write_slice(&(index as u32).to_ne_bytes());
+        // CAST: As upstream's `(u32)index`; an index counts the file's events, far below `u32::MAX`.
+        let write_index = index as u32;
+        let _ = UserSlice::new(
+            UserPtr::from_addr(arg).wrapping_byte_add(USER_REG_WRITE_INDEX_OFFSET),
+            size_of::<u32>(),
+        )
+        .writer()
+        .write(&write_index);
         Ok(())
     }
 
@@ -270,15 +273,14 @@ impl FileInfo {
 
     /// `DIAG_IOCSUNREG` (upstream `user_events_ioctl_unreg`).
     fn unreg(&self, arg: usize) -> Result {
-        let size = struct_size(arg, USER_UNREG_SIZE)?;
-        let mut kunreg = [0u8; USER_UNREG_SIZE];
         // The copy's error comes first (upstream checks the reserved bytes first, quirk Q3).
-        copy_struct(&mut kunreg, arg, size)?;
-        let disable_bit = kunreg[4];
-        if kunreg[5] != 0 || kunreg[6] != 0 || kunreg[7] != 0 {
-            return Err(EINVAL);
-        }
-        let disable_addr = u64_at(&kunreg, 8);
+        let kunreg: UserUnreg = copy_struct_from_user(arg, USER_UNREG_MIN_SIZE)?;
+        kunreg.check().map_err(|()| EINVAL)?;
+        let UserUnreg {
+            disable_bit,
+            disable_addr,
+            ..
+        } = kunreg;
         let scope = scope::current().ok_or(ENOENT)?;
         scope.wait_for_copy();
         let _reg = self.group.reg_mutex.lock();

@@ -15,7 +15,7 @@
 # Usage: check.sh KDIR
 set -uo pipefail
 
-top=$(cd "$(dirname "$0")/.." && pwd)
+. "$(dirname "$0")/common.sh"
 kernels=${RUE_CHECK_KERNELS:-test debian}
 for k in $kernels; do
 	case "$k" in
@@ -23,10 +23,7 @@ for k in $kernels; do
 	*) echo "check: RUE_CHECK_KERNELS: unknown kernel '$k' (test, debian)" >&2; exit 2 ;;
 	esac
 done
-kdir=$1
-build="$top/build/check"
-rm -rf "$build"
-mkdir -p "$build"
+rue_begin check "$@"
 passed=0 failed=0 skipped=0
 
 echo "== host: cargo test"
@@ -64,7 +61,7 @@ else
 fi
 
 echo "== guest: building test programs"
-if ! bash "$top/tools/testing/build-guest.sh" "$kdir" "$build/guest" "$top/rust_user_events.ko"; then
+if ! rue_build_guest; then
 	echo "FAIL guest: test programs did not build"
 	echo "check: $passed passed, $((failed + 1)) failed, $skipped skipped"
 	exit 1

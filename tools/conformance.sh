@@ -8,12 +8,9 @@
 # Usage: conformance.sh KDIR
 set -uo pipefail
 
-top=$(cd "$(dirname "$0")/.." && pwd)
-kdir=$1
-build="$top/build/conformance"
-rm -rf "$build"
-mkdir -p "$build"
-bash "$top/tools/testing/build-guest.sh" "$kdir" "$build/guest" "$top/rust_user_events.ko" || exit 1
+. "$(dirname "$0")/common.sh"
+rue_begin conformance "$@"
+rue_build_guest || exit 1
 {
 	for t in ftrace_test dyn_test perf_test abi_test; do
 		echo "rue-run upstream-$t $t"

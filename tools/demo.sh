@@ -14,14 +14,11 @@
 # Usage: demo.sh KDIR
 set -uo pipefail
 
-top=$(cd "$(dirname "$0")/.." && pwd)
-kdir=$1
-build="$top/build/demo"
-rm -rf "$build"
-mkdir -p "$build"
+. "$(dirname "$0")/common.sh"
+rue_begin demo "$@"
 
 echo "== building the sample programs (and the test programs) for the VM"
-if ! bash "$top/tools/testing/build-guest.sh" "$kdir" "$build/guest" "$top/rust_user_events.ko"; then
+if ! rue_build_guest; then
 	echo "demo: building the guest programs failed" >&2
 	exit 1
 fi

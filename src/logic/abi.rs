@@ -1,11 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! The user_events UAPI (`include/uapi/linux/user_events.h`): ioctl numbers, flags and limits.
+//! The user_events UAPI (`include/uapi/linux/user_events.h`): ioctl numbers, the `user_reg` and
+//! `user_unreg` structs and their checks, flags and limits.
 //!
 //! The ioctl numbers encode `sizeof(pointer)`, not the struct size, exactly as upstream
 //! (`_IOWR('*', 0, struct user_reg *)`), so they are computed here with the generic `_IOC`
 //! encoding rather than taken from a struct. A 32-bit program's numbers therefore differ from a
 //! 64-bit program's (size 4, not 8): the `_COMPAT` ones, which only `compat_ioctl` accepts.
+
+use core::mem::{offset_of, size_of};
 
 /// `DIAG_IOC_MAGIC`.
 pub(crate) const DIAG_IOC_MAGIC: u32 = b'*' as u32;
@@ -84,6 +87,124 @@ impl Command {
             DIAG_IOCSUNREG_COMPAT => Some(Self::Unreg),
             _ => None,
         }
+    }
+}
+
+/// `struct user_reg`: the argument of `DIAG_IOCSREG`.
+///
+/// Packed with fixed-width fields, so a 32-bit and a 64-bit program pass the same bytes. Later
+/// versions may append fields: [`struct_size`] and the kernel's `copy_struct_from_user()`
+/// accept a caller's larger struct if its tail is zero, and a smaller one down to
+/// [`USER_REG_MIN_SIZE`].
+#[repr(C, packed)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct UserReg {
+    /// Size of the caller's struct, in bytes.
+    pub(crate) size: u32,
+    /// Bit to set in the enable word while the event is enabled.
+    pub(crate) enable_bit: u8,
+    /// Size of the enable word: 4 or 8.
+    pub(crate) enable_size: u8,
+    /// `USER_EVENT_REG_*` flags.
+    pub(crate) flags: u16,
+    /// Address of the enable word.
+    pub(crate) enable_addr: u64,
+    /// Address of the NUL-terminated `name [fields]` string.
+    pub(crate) name_args: u64,
+    /// Out: the write index of the event for this file.
+    pub(crate) write_index: u32,
+}
+
+/// `struct user_unreg`: the argument of `DIAG_IOCSUNREG`, size-extensible as [`UserReg`].
+#[repr(C, packed)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct UserUnreg {
+    /// Size of the caller's struct, in bytes.
+    pub(crate) size: u32,
+    /// Bit the enabler was registered with.
+    pub(crate) disable_bit: u8,
+    /// `__reserved`: must be zero.
+    pub(crate) reserved: u8,
+    /// `__reserved2`: must be zero.
+    pub(crate) reserved2: u16,
+    /// Address the enabler was registered with.
+    pub(crate) disable_addr: u64,
+}
+
+/// `offsetofend(struct user_reg, write_index)`: the smallest `struct user_reg` accepted.
+pub(crate) const USER_REG_MIN_SIZE: usize = offset_of!(UserReg, write_index) + size_of::<u32>();
+/// `offsetofend(struct user_unreg, disable_addr)`: the smallest `struct user_unreg` accepted.
+pub(crate) const USER_UNREG_MIN_SIZE: usize =
+    offset_of!(UserUnreg, disable_addr) + size_of::<u64>();
+/// Where `DIAG_IOCSREG` writes the write index back in the caller's struct.
+pub(crate) const USER_REG_WRITE_INDEX_OFFSET: usize = offset_of!(UserReg, write_index);
+
+// The layout of `include/uapi/linux/user_events.h`.
+const _: () = {
+    assert!(size_of::<UserReg>() == 28);
+    assert!(offset_of!(UserReg, size) == 0);
+    assert!(offset_of!(UserReg, enable_bit) == 4);
+    assert!(offset_of!(UserReg, enable_size) == 5);
+    assert!(offset_of!(UserReg, flags) == 6);
+    assert!(offset_of!(UserReg, enable_addr) == 8);
+    assert!(offset_of!(UserReg, name_args) == 16);
+    assert!(offset_of!(UserReg, write_index) == 24);
+    assert!(USER_REG_MIN_SIZE == 28);
+    assert!(size_of::<UserUnreg>() == 16);
+    assert!(offset_of!(UserUnreg, size) == 0);
+    assert!(offset_of!(UserUnreg, disable_bit) == 4);
+    assert!(offset_of!(UserUnreg, reserved) == 5);
+    assert!(offset_of!(UserUnreg, reserved2) == 6);
+    assert!(offset_of!(UserUnreg, disable_addr) == 8);
+    assert!(USER_UNREG_MIN_SIZE == 16);
+};
+
+/// `USER_EVENT_REG_MAX`: one past the last flag (`USER_EVENT_REG_PERSIST` and
+/// `USER_EVENT_REG_MULTI_FORMAT`, which `event.rs` interprets).
+pub(crate) const USER_EVENT_REG_MAX: u16 = 1 << 2;
+
+/// Why the leading `size` of a user struct is refused.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum SizeError {
+    /// Larger than a page (`E2BIG`).
+    TooBig,
+    /// Smaller than the struct's minimum (`EINVAL`).
+    TooSmall,
+}
+
+/// Checks the `size` a caller put at the start of a UAPI struct, as upstream's `user_reg_get`
+/// and `user_unreg_get` do before `copy_struct_from_user()`: at most a page, at least `min`.
+pub(crate) fn struct_size(size: u32, min: usize, page_size: usize) -> Result<usize, SizeError> {
+    // CAST: `u32` fits `usize` on every target of the module (32 and 64 bits).
+    let size = size as usize;
+    if size > page_size {
+        return Err(SizeError::TooBig);
+    }
+    if size < min {
+        return Err(SizeError::TooSmall);
+    }
+    Ok(size)
+}
+
+impl UserReg {
+    /// Upstream `user_reg_get`'s checks after the copy, in its order: only known flags, then
+    /// the enable word's size, alignment and bit (`EINVAL`). The address range (`access_ok`,
+    /// `EFAULT`) is the caller's to check, last.
+    pub(crate) fn check(&self) -> Result<(), ()> {
+        if self.flags & !(USER_EVENT_REG_MAX - 1) != 0 {
+            return Err(());
+        }
+        super::enable::check_enable(self.enable_size, self.enable_addr, self.enable_bit)
+    }
+}
+
+impl UserUnreg {
+    /// Upstream `user_unreg_get`: the reserved fields must be zero (`EINVAL`).
+    pub(crate) fn check(&self) -> Result<(), ()> {
+        if self.reserved != 0 || self.reserved2 != 0 {
+            return Err(());
+        }
+        Ok(())
     }
 }
 

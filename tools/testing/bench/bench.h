@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * Helpers shared by the user_events benchmarks (write_bench, scale_bench):
- * time, tracefs files, registration, and the "case NAME NS RUNS" lines that
- * tools/bench.sh collects. Every result is in nanoseconds.
+ * Helpers shared by the user_events benchmarks (write_bench, scale_bench,
+ * enabler_bench): time, failing loudly, and the "case NAME NS RUNS" lines that
+ * tools/bench.sh collects. Every result is in nanoseconds. Files and
+ * registration are the guest tests' helpers (rue_helpers.h).
  */
 #ifndef RUE_BENCH_H
 #define RUE_BENCH_H
@@ -17,6 +18,8 @@
 #include <time.h>
 #include <unistd.h>
 #include <linux/user_events.h>
+
+#include "../selftests/rust_user_events/rue_helpers.h"
 
 #define TRACEFS "/sys/kernel/tracing/"
 #define EVENTS_DIR TRACEFS "events/user_events/"
@@ -42,41 +45,11 @@ static inline void fail(const char *what)
 	exit(1);
 }
 
-/* Writes @text to the tracefs file @path; 0 or -errno. */
-static inline int write_text(const char *path, const char *text)
-{
-	int fd = open(path, O_WRONLY | O_TRUNC);
-	ssize_t n = fd >= 0 ? write(fd, text, strlen(text)) : -1;
-	int err = n == (ssize_t)strlen(text) ? 0 : -errno;
-
-	if (fd >= 0)
-		close(fd);
-	return err;
-}
-
-/* Reads a small file into @buf, NUL-terminated; its length or -1. */
-static inline int read_text(const char *path, char *buf, size_t len)
-{
-	int fd = open(path, O_RDONLY);
-	ssize_t n, total = 0;
-
-	if (fd < 0)
-		return -1;
-	while ((n = read(fd, buf + total, len - 1 - total)) > 0)
-		total += n;
-	buf[total] = '\0';
-	close(fd);
-	return total;
-}
-
 /* Enables ("1") or disables ("0") the user event @name in ftrace. */
 static inline void set_enable(const char *name, const char *val)
 {
-	char path[256];
-
-	snprintf(path, sizeof(path), EVENTS_DIR "%s/enable", name);
-	if (write_text(path, val))
-		die(path);
+	if (rue_set_enable(name, val))
+		die(name);
 }
 
 /* The perf id of the user event @name. */
@@ -85,36 +58,9 @@ static inline int event_id(const char *name)
 	char path[256], buf[32];
 
 	snprintf(path, sizeof(path), EVENTS_DIR "%s/id", name);
-	if (read_text(path, buf, sizeof(buf)) <= 0)
+	if (read_file(path, buf, sizeof(buf)) <= 0)
 		die(path);
 	return atoi(buf);
-}
-
-/* Registers @name_args with its enable bit at @word/@bit; the write index or -errno. */
-static inline int reg_event(int fd, const char *name_args, __u32 *word, int bit)
-{
-	struct user_reg reg = {
-		.size = sizeof(reg),
-		.enable_bit = bit,
-		.enable_size = sizeof(*word),
-		.enable_addr = (__u64)(uintptr_t)word,
-		.name_args = (__u64)(uintptr_t)name_args,
-	};
-
-	if (ioctl(fd, DIAG_IOCSREG, &reg) < 0)
-		return -errno;
-	return reg.write_index;
-}
-
-static inline int unreg_event(int fd, __u32 *word, int bit)
-{
-	struct user_unreg unreg = {
-		.size = sizeof(unreg),
-		.disable_bit = bit,
-		.disable_addr = (__u64)(uintptr_t)word,
-	};
-
-	return ioctl(fd, DIAG_IOCSUNREG, &unreg) < 0 ? -errno : 0;
 }
 
 static inline int cmp_double(const void *a, const void *b)

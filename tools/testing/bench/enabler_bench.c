@@ -32,8 +32,10 @@
 #include <unistd.h>
 #include <linux/user_events.h>
 
-#define TRACEFS "/sys/kernel/tracing/"
+#include "bench.h"
+
 #define NAME "__rue_enabler_bench"
+#define NAME_ARGS NAME " u32 x"
 #define OTHER_ROUNDS 200
 
 static double now_us(void)
@@ -42,46 +44,6 @@ static double now_us(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return ts.tv_sec * 1e6 + ts.tv_nsec / 1e3;
-}
-
-static int reg(int fd, __u32 *word, int bit)
-{
-	struct user_reg r = {
-		.size = sizeof(r),
-		.enable_bit = bit,
-		.enable_size = 4,
-		.enable_addr = (__u64)(uintptr_t)word,
-		.name_args = (__u64)(uintptr_t)NAME " u32 x",
-	};
-
-	return ioctl(fd, DIAG_IOCSREG, &r) ? -errno : 0;
-}
-
-static int unreg(int fd, __u32 *word, int bit)
-{
-	struct user_unreg u = {
-		.size = sizeof(u),
-		.disable_bit = bit,
-		.disable_addr = (__u64)(uintptr_t)word,
-	};
-
-	return ioctl(fd, DIAG_IOCSUNREG, &u) ? -errno : 0;
-}
-
-static int set_enable(const char *val)
-{
-	int fd = open(TRACEFS "events/user_events/" NAME "/enable", O_WRONLY);
-	int ok = fd >= 0 && write(fd, val, 1) == 1;
-
-	if (fd >= 0)
-		close(fd);
-	return ok ? 0 : -1;
-}
-
-static void die(const char *what)
-{
-	perror(what);
-	exit(1);
 }
 
 /* The "enablers:" count of user_events_stats; -1 if unreadable. */
@@ -133,7 +95,7 @@ static void holder(long n, int out, int cmd)
 		die("holder: setup");
 	t0 = now_us();
 	for (long i = 0; i < n; i++)
-		if (reg(fd, &w[i / 32], i % 32))
+		if (rue_reg_word(fd, NAME_ARGS, &w[i / 32], i % 32))
 			die("holder: REG");
 	res = (now_us() - t0) / n;
 	if (write(out, &res, sizeof(res)) != sizeof(res) || read(cmd, &c, 1) != 1)
@@ -141,7 +103,7 @@ static void holder(long n, int out, int cmd)
 	t0 = now_us();
 	child = fork();
 	if (child == 0)
-		_exit(unreg(fd, &w[0], 0) ? 1 : 0);
+		_exit(rue_unreg(fd, &w[0], 0) ? 1 : 0);
 	if (child < 0 || waitpid(child, NULL, 0) != child)
 		die("holder: fork");
 	res = now_us() - t0;
@@ -171,18 +133,18 @@ static void run(long n)
 		die("open");
 	for (int i = 0; i < OTHER_ROUNDS; i++) {
 		t0 = now_us();
-		if (reg(fd, &word, 0))
+		if (rue_reg_word(fd, NAME_ARGS, &word, 0))
 			die("REG other");
 		reg_other += now_us() - t0;
 		t0 = now_us();
-		if (unreg(fd, &word, 0))
+		if (rue_unreg(fd, &word, 0))
 			die("UNREG other");
 		unreg_other += now_us() - t0;
 	}
 	close(fd);
 	t0 = now_us();
-	if (set_enable("1") || set_enable("0"))
-		die("toggle");
+	set_enable(NAME, "1");
+	set_enable(NAME, "0");
 	toggle = now_us() - t0;
 	/* Fork, then the child's exit: until its copies are gone. */
 	if (write(to_holder[1], "f", 1) != 1 ||

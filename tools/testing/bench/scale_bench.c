@@ -56,7 +56,7 @@ static long events_named(const char *name)
 	int prefix = len && name[len - 1] == '_';
 	long count = 0;
 
-	if (read_text(TRACEFS "user_events_status", buf, sizeof(buf)) < 0)
+	if (read_file(TRACEFS "user_events_status", buf, sizeof(buf)) < 0)
 		die("user_events_status");
 	for (char *line = buf, *end; *line && *line != '\n'; line = end + 1) {
 		end = strchr(line, '\n');
@@ -116,7 +116,7 @@ static int open_data(void)
 
 static void must_reg(int fd, const char *name_args, __u32 *word, int bit)
 {
-	int r = reg_event(fd, name_args, word, bit);
+	int r = rue_reg(fd, name_args, word, bit);
 
 	if (r < 0) {
 		errno = -r;
@@ -127,7 +127,7 @@ static void must_reg(int fd, const char *name_args, __u32 *word, int bit)
 
 static void must_unreg(int fd, __u32 *word, int bit)
 {
-	int r = unreg_event(fd, word, bit);
+	int r = rue_unreg(fd, word, bit);
 
 	if (r < 0) {
 		errno = -r;

@@ -51,6 +51,7 @@
 #include <linux/perf_event.h>
 
 #include "bench.h"
+#include "../selftests/rust_user_events/rue_bpf.h"
 
 #define EVENT "__rue_wb"
 #define EVENT_EP "__rue_wb_ep"
@@ -168,7 +169,7 @@ static long ftrace_stat(const char *field)
 
 	for (int cpu = 0;; cpu++) {
 		snprintf(path, sizeof(path), TRACEFS "per_cpu/cpu%d/stats", cpu);
-		if (read_text(path, buf, sizeof(buf)) < 0)
+		if (read_file(path, buf, sizeof(buf)) < 0)
 			return total;
 		p = strstr(buf, field);
 		if (p)
@@ -182,7 +183,7 @@ static long ftrace_stat(const char *field)
  */
 static void check_recorded(const char *name, const struct loop *l, size_t size)
 {
-	if (write_text(TRACEFS "trace", ""))
+	if (write_file(TRACEFS "trace", ""))
 		die("clear trace");
 	if (call(l) != l->want || ftrace_stat("entries: ") != 1 ||
 	    ftrace_stat("bytes: ") < (long)size) {
@@ -194,7 +195,7 @@ static void check_recorded(const char *name, const struct loop *l, size_t size)
 
 static void tracing_on(int on)
 {
-	if (write_text(TRACEFS "tracing_on", on ? "1" : "0"))
+	if (write_file(TRACEFS "tracing_on", on ? "1" : "0"))
 		die("tracing_on");
 }
 
@@ -351,17 +352,9 @@ static double case_perf_overwrite(const struct bench_case *c, int first)
 	return ns;
 }
 
-static long sys_bpf(int cmd, union bpf_attr *attr)
-{
-	return syscall(__NR_bpf, cmd, attr, sizeof(*attr));
-}
-
-#define INSN(c, d, s, o, i) ((struct bpf_insn){ .code = (c), .dst_reg = (d), .src_reg = (s), .off = (o), .imm = (i) })
-
 /* A BPF_PROG_TYPE_TRACEPOINT program adding 1 to the u64 at key 0 of @map_fd; returns 0. */
 static int load_counter(int map_fd)
 {
-	static char log[65536];
 	struct bpf_insn insns[] = {
 		INSN(BPF_ST | BPF_MEM | BPF_W, BPF_REG_10, 0, -4, 0),
 		INSN(BPF_ALU64 | BPF_MOV | BPF_X, BPF_REG_2, BPF_REG_10, 0, 0),
@@ -375,21 +368,10 @@ static int load_counter(int map_fd)
 		INSN(BPF_ALU64 | BPF_MOV | BPF_K, BPF_REG_0, 0, 0, 0),
 		INSN(BPF_JMP | BPF_EXIT, 0, 0, 0, 0),
 	};
-	union bpf_attr attr = {
-		.prog_type = BPF_PROG_TYPE_TRACEPOINT,
-		.insn_cnt = sizeof(insns) / sizeof(insns[0]),
-		.insns = (__u64)(uintptr_t)insns,
-		.license = (__u64)(uintptr_t)"GPL",
-		.log_buf = (__u64)(uintptr_t)log,
-		.log_size = sizeof(log),
-		.log_level = 1,
-	};
-	int fd = sys_bpf(BPF_PROG_LOAD, &attr);
+	int fd = rue_bpf_load(insns, sizeof(insns) / sizeof(insns[0]));
 
-	if (fd < 0) {
-		fprintf(stderr, "write_bench: verifier: %s\n", log);
+	if (fd < 0)
 		die("BPF_PROG_LOAD");
-	}
 	return fd;
 }
 
@@ -401,25 +383,14 @@ static int load_counter(int map_fd)
  */
 static double case_bpf(const struct bench_case *c, int first)
 {
-	union bpf_attr map_attr = {
-		.map_type = BPF_MAP_TYPE_ARRAY,
-		.key_size = 4,
-		.value_size = 8,
-		.max_entries = 1,
-	};
-	__u32 key = 0;
-	__u64 count = 0;
-	union bpf_attr lookup = {
-		.key = (__u64)(uintptr_t)&key,
-		.value = (__u64)(uintptr_t)&count,
-	};
+	__u64 count;
 	int map_fd, prog_fd, fd;
 	struct loop l;
 	double ns;
 
 	(void)first;
 	event_loop(&l, idx_main, c->size);
-	map_fd = sys_bpf(BPF_MAP_CREATE, &map_attr);
+	map_fd = rue_bpf_array_map(1);
 	if (map_fd < 0)
 		die("BPF_MAP_CREATE");
 	prog_fd = load_counter(map_fd);
@@ -427,8 +398,8 @@ static double case_bpf(const struct bench_case *c, int first)
 	if (ioctl(fd, PERF_EVENT_IOC_SET_BPF, prog_fd) || ioctl(fd, PERF_EVENT_IOC_ENABLE, 0))
 		die("PERF_EVENT_IOC_SET_BPF");
 	ns = measure(&l);
-	lookup.map_fd = map_fd;
-	if (sys_bpf(BPF_MAP_LOOKUP_ELEM, &lookup))
+	count = rue_bpf_map_get(map_fd, 0);
+	if (count == ~0ULL)
 		die("BPF_MAP_LOOKUP_ELEM");
 	bpf_runs += count;
 	bpf_writes += calls_per_run();
@@ -485,7 +456,7 @@ static double writer(const struct bench_case *c, int cpu, int *ready, int *go)
 	} else {
 		int fd = open(TRACEFS "user_events_data", O_RDWR);
 
-		idx = reg_event(fd, EVENT " char[16] f", &word, EN_BIT);
+		idx = rue_reg(fd, EVENT " char[16] f", &word, EN_BIT);
 		if (idx < 0)
 			fail("write_bench: writers: REG");
 		event_loop(&l, idx, c->size);
@@ -627,10 +598,10 @@ int main(int argc, char **argv)
 	marker_fd = open(TRACEFS "trace_marker", O_WRONLY);
 	if (data_fd < 0 || null_fd < 0 || marker_fd < 0)
 		die("write_bench: open");
-	idx_main = reg_event(data_fd, EVENT " char[16] f", &word_main, EN_BIT);
-	idx_ep = reg_event(data_fd, EVENT_EP " u8 version; u16 event_id; "
+	idx_main = rue_reg(data_fd, EVENT " char[16] f", &word_main, EN_BIT);
+	idx_ep = rue_reg(data_fd, EVENT_EP " u8 version; u16 event_id; "
 			   "__rel_loc u8[] extension; __rel_loc u8[] payload", &word_ep, EN_BIT);
-	idx_off = reg_event(data_fd, EVENT_OFF " char[16] f", &word_off, EN_BIT);
+	idx_off = rue_reg(data_fd, EVENT_OFF " char[16] f", &word_off, EN_BIT);
 	if (idx_main < 0 || idx_ep < 0 || idx_off < 0) {
 		errno = -(idx_main < 0 ? idx_main : idx_ep < 0 ? idx_ep : idx_off);
 		die("write_bench: DIAG_IOCSREG");
@@ -648,6 +619,6 @@ int main(int argc, char **argv)
 	if (bpf_writes)
 		printf("info bpf_runs %llu %llu\n", bpf_runs, bpf_writes);
 	/* The records are not needed: empty the buffer for whatever runs next. */
-	write_text(TRACEFS "trace", "");
+	write_file(TRACEFS "trace", "");
 	return 0;
 }

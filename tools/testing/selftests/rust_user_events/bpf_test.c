@@ -22,36 +22,10 @@
 #include <linux/user_events.h>
 
 #include "kselftest_harness.h"
+#include "rue_bpf.h"
 #include "rue_perf.h"
 
 #define EVENTS 100
-
-static long sys_bpf(int cmd, union bpf_attr *attr)
-{
-	return syscall(__NR_bpf, cmd, attr, sizeof(*attr));
-}
-
-#define INSN(c, d, s, o, i) ((struct bpf_insn){ .code = (c), .dst_reg = (d), .src_reg = (s), .off = (o), .imm = (i) })
-
-/* Loads a BPF_PROG_TYPE_TRACEPOINT program; prints the verifier's log on failure. */
-static int load_insns(const struct bpf_insn *insns, __u32 count)
-{
-	static char log[65536];
-	union bpf_attr attr = {
-		.prog_type = BPF_PROG_TYPE_TRACEPOINT,
-		.insn_cnt = count,
-		.insns = (__u64)(uintptr_t)insns,
-		.license = (__u64)(uintptr_t)"GPL",
-		.log_buf = (__u64)(uintptr_t)log,
-		.log_size = sizeof(log),
-		.log_level = 1,
-	};
-	int fd = sys_bpf(BPF_PROG_LOAD, &attr);
-
-	if (fd < 0)
-		fprintf(stderr, "# verifier: %s\n", log);
-	return fd;
-}
 
 /*
  * Adds register @src to the u64 at @key of the array map @map_fd; skipped if
@@ -83,7 +57,7 @@ static int load_prog(int map_fd)
 		INSN(BPF_JMP | BPF_EXIT, 0, 0, 0, 0),
 	};
 
-	return load_insns(insns, sizeof(insns) / sizeof(insns[0]));
+	return rue_bpf_load(insns, sizeof(insns) / sizeof(insns[0]));
 }
 
 /* Counts every event in key 0 and lets only those with an even `a` through to perf. */
@@ -99,34 +73,7 @@ static int load_even_filter(int map_fd)
 		INSN(BPF_JMP | BPF_EXIT, 0, 0, 0, 0),
 	};
 
-	return load_insns(insns, sizeof(insns) / sizeof(insns[0]));
-}
-
-static __u64 map_get(int map_fd, __u32 key)
-{
-	__u64 value = ~0ULL;
-	union bpf_attr attr = {
-		.map_fd = map_fd,
-		.key = (__u64)(uintptr_t)&key,
-		.value = (__u64)(uintptr_t)&value,
-	};
-
-	if (sys_bpf(BPF_MAP_LOOKUP_ELEM, &attr))
-		return ~0ULL;
-	return value;
-}
-
-/* A BPF array map of @entries u64 values, keyed by u32. */
-static int create_array_map(__u32 entries)
-{
-	union bpf_attr attr = {
-		.map_type = BPF_MAP_TYPE_ARRAY,
-		.key_size = 4,
-		.value_size = 8,
-		.max_entries = entries,
-	};
-
-	return sys_bpf(BPF_MAP_CREATE, &attr);
+	return rue_bpf_load(insns, sizeof(insns) / sizeof(insns[0]));
 }
 
 FIXTURE(bpf) {
@@ -140,7 +87,7 @@ FIXTURE_SETUP(bpf)
 	self->check = 0;
 	self->data = open(RUE_TRACEFS "user_events_data", O_RDWR);
 	ASSERT_LE(0, self->data);
-	self->map_fd = create_array_map(2);
+	self->map_fd = rue_bpf_array_map(2);
 	ASSERT_LE(0, self->map_fd) TH_LOG("BPF_MAP_CREATE: %s", strerror(errno));
 }
 
@@ -171,8 +118,8 @@ TEST_F(bpf, program_counts_and_sums_every_write)
 		want_sum += a;
 		ASSERT_EQ(8, rue_emit(self->data, index, &a, sizeof(a)));
 	}
-	EXPECT_EQ(EVENTS, map_get(self->map_fd, 0));
-	EXPECT_EQ(want_sum, map_get(self->map_fd, 1));
+	EXPECT_EQ(EVENTS, rue_bpf_map_get(self->map_fd, 0));
+	EXPECT_EQ(want_sum, rue_bpf_map_get(self->map_fd, 1));
 
 	perf_close(&h);
 	EXPECT_EQ(0, self->check);
@@ -205,7 +152,7 @@ TEST_F(bpf, link_decides_which_writes_reach_perf)
 
 	for (a = 0; a < 10; a++)
 		ASSERT_EQ(8, rue_emit(self->data, index, &a, sizeof(a)));
-	EXPECT_EQ(10, map_get(self->map_fd, 0));
+	EXPECT_EQ(10, rue_bpf_map_get(self->map_fd, 0));
 	for (__u32 want = 0; want < 10; want += 2) {
 		ASSERT_EQ(12, next_sample(&h, raw, sizeof(raw)));
 		memcpy(&got, raw + 8, sizeof(got));
@@ -217,7 +164,7 @@ TEST_F(bpf, link_decides_which_writes_reach_perf)
 	close(link_fd);
 	for (a = 11; a < 13; a++)
 		ASSERT_EQ(8, rue_emit(self->data, index, &a, sizeof(a)));
-	EXPECT_EQ(10, map_get(self->map_fd, 0));
+	EXPECT_EQ(10, rue_bpf_map_get(self->map_fd, 0));
 	for (__u32 want = 11; want < 13; want++) {
 		ASSERT_EQ(12, next_sample(&h, raw, sizeof(raw)));
 		memcpy(&got, raw + 8, sizeof(got));

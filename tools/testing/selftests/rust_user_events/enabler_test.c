@@ -41,52 +41,6 @@
 #define DATA_FILE TRACEFS "user_events_data"
 #define EVENTS_DIR TRACEFS "events/user_events/"
 
-static long long now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
-}
-
-static int reg_word(int fd, const char *name_args, volatile __u32 *addr, int bit)
-{
-	struct user_reg reg = {
-		.size = sizeof(reg),
-		.enable_bit = bit,
-		.enable_size = 4,
-		.enable_addr = (__u64)(uintptr_t)addr,
-		.name_args = (__u64)(uintptr_t)name_args,
-	};
-
-	return ioctl(fd, DIAG_IOCSREG, &reg) ? -errno : 0;
-}
-
-static int unreg_word(int fd, volatile __u32 *addr, int bit)
-{
-	struct user_unreg unreg = {
-		.size = sizeof(unreg),
-		.disable_bit = bit,
-		.disable_addr = (__u64)(uintptr_t)addr,
-	};
-
-	return ioctl(fd, DIAG_IOCSUNREG, &unreg) ? -errno : 0;
-}
-
-static int set_enable(const char *event, const char *val)
-{
-	char path[256];
-	int fd, ok;
-
-	snprintf(path, sizeof(path), EVENTS_DIR "%s/enable", event);
-	fd = open(path, O_WRONLY);
-	if (fd < 0)
-		return -errno;
-	ok = write(fd, val, 1) == 1;
-	close(fd);
-	return ok ? 0 : -EIO;
-}
-
 static void event_dir(char *path, size_t len, const char *event)
 {
 	snprintf(path, len, EVENTS_DIR "%s", event);
@@ -96,19 +50,15 @@ static void event_dir(char *path, size_t len, const char *event)
 static int event_gone_within(const char *event, int ms, long long *took, int *del_ret)
 {
 	char path[256];
-	long long start = now_ms();
-	int fd;
+	long long start = rue_now_ms();
+	int fd, gone;
 
 	event_dir(path, sizeof(path), event);
 	*del_ret = 0;
-	for (;;) {
-		*took = now_ms() - start;
-		if (!exists(path))
-			return 1;
-		if (*took > ms)
-			break;
-		usleep(1000);
-	}
+	gone = rue_wait_until(!exists(path), ms, 1000);
+	*took = rue_now_ms() - start;
+	if (gone)
+		return 1;
 	fd = open(DATA_FILE, O_RDWR);
 	if (fd >= 0) {
 		*del_ret = ioctl(fd, DIAG_IOCSDEL, event) ? -errno : 0;
@@ -120,15 +70,7 @@ static int event_gone_within(const char *event, int ms, long long *took, int *de
 /* Polls @word up to @ms for (word & mask) == want. */
 static int wait_bits(volatile __u32 *word, __u32 mask, __u32 want, int ms)
 {
-	long long end = now_ms() + ms;
-
-	for (;;) {
-		if ((*word & mask) == want)
-			return 1;
-		if (now_ms() > end)
-			return 0;
-		usleep(500);
-	}
+	return rue_wait_until((*word & mask) == want, ms, 500);
 }
 
 static void *shared_mem(size_t len)
@@ -187,6 +129,31 @@ static void die_with_parent(void)
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
 }
 
+/*
+ * Forks a helper process that dies with the test, joined by two pipes: the parent sends
+ * commands on cmd[1] and reads answers on back[0]; the child reads cmd[0] and answers on
+ * back[1]. Each side's other ends are closed. Returns fork()'s value, -1 on failure.
+ */
+static pid_t fork_helper(int cmd[2], int back[2])
+{
+	pid_t pid;
+
+	if (pipe(cmd) || pipe(back))
+		return -1;
+	fflush(stdout);
+	fflush(stderr);
+	pid = fork();
+	if (pid == 0) {
+		die_with_parent();
+		close(cmd[1]);
+		close(back[0]);
+	} else {
+		close(cmd[0]);
+		close(back[1]);
+	}
+	return pid;
+}
+
 FIXTURE(enabler) {};
 FIXTURE_SETUP(enabler)
 {
@@ -214,6 +181,19 @@ struct scale_shared {
 	int bad_words;		/* words not at the wanted value at the deadline */
 };
 
+/* The words of the first @n bits not at the value command @c wants ('S' set, 'C' clear). */
+static int scale_bad_words(volatile __u32 *words, int n, int c)
+{
+	int bad = 0;
+
+	for (int w = 0; w < SCALE_WORDS; w++) {
+		__u32 mask = w < n / 32 ? ~0u : w == n / 32 ? (1u << (n % 32)) - 1 : 0;
+
+		bad += words[w] != (c == 'S' ? mask : 0);
+	}
+	return bad;
+}
+
 /* The big process: registers, then checks its words on command ('S' all set, 'C' all clear). */
 static int scale_child(struct scale_shared *sh, int cmd, int back)
 {
@@ -229,10 +209,10 @@ static int scale_child(struct scale_shared *sh, int cmd, int back)
 	fd = open(DATA_FILE, O_RDWR);
 	if (fd < 0)
 		return 3;
-	sh->t_start = now_ms();
+	sh->t_start = rue_now_ms();
 	deadline = sh->t_start + SCALE_REG_LIMIT_MS;
 	for (int i = 0; i < SCALE_REGS; i++) {
-		int r = reg_word(fd, SCALE_ARGS, &words[i / 32], i % 32);
+		int r = rue_reg_word(fd, SCALE_ARGS, &words[i / 32], i % 32);
 
 		if (r) {
 			sh->reg_err = r;
@@ -240,35 +220,24 @@ static int scale_child(struct scale_shared *sh, int cmd, int back)
 		}
 		sh->regs_done = i + 1;
 		if (i + 1 == 1000)
-			sh->t_1000 = now_ms();
+			sh->t_1000 = rue_now_ms();
 		if ((i + 1) % 10000 == 0)
-			sh->t_per_10k[(i + 1) / 10000] = now_ms();
+			sh->t_per_10k[(i + 1) / 10000] = rue_now_ms();
 		if (i + 1 == SCALE_REGS / 2)
 			send_byte(back, 'M');	/* halfway: the parent registers meanwhile */
-		if ((i & 255) == 255 && now_ms() > deadline) {
+		if ((i & 255) == 255 && rue_now_ms() > deadline) {
 			sh->reg_err = -ETIMEDOUT;
 			break;
 		}
 	}
-	sh->t_end = now_ms();
+	sh->t_end = rue_now_ms();
 	send_byte(back, 'R');
 	while ((c = read_byte(cmd, -1)) == 'S' || c == 'C') {
-		long long end = now_ms() + SCALE_BIT_LIMIT_MS;
+		/* Only the bits registered, if the loop stopped early. */
 		int n = sh->regs_done, bad;
 
-		for (;;) {
-			bad = 0;
-			/* Only the bits registered, if the loop stopped early. */
-			for (int w = 0; w < SCALE_WORDS; w++) {
-				__u32 mask = w < n / 32 ? ~0u : w == n / 32 ? (1u << (n % 32)) - 1 : 0;
-
-				bad += words[w] != (c == 'S' ? mask : 0);
-			}
-			if (!bad || now_ms() > end)
-				break;
-			usleep(1000);
-		}
-		sh->t_seen = now_ms();
+		rue_wait_until(!(bad = scale_bad_words(words, n, c)), SCALE_BIT_LIMIT_MS, 1000);
+		sh->t_seen = rue_now_ms();
 		sh->bad_words = bad;
 		send_byte(back, 'K');
 	}
@@ -280,17 +249,17 @@ static int scale_child(struct scale_shared *sh, int cmd, int back)
 static int scale_other_reg(long long *took, int want_set)
 {
 	volatile __u32 word = 0;
-	long long start = now_ms();
+	long long start = rue_now_ms();
 	int fd = open(DATA_FILE, O_RDWR), r;
 
 	if (fd < 0)
 		return -errno;
-	r = reg_word(fd, SCALE_ARGS, &word, 7);
-	*took = now_ms() - start;
+	r = rue_reg_word(fd, SCALE_ARGS, &word, 7);
+	*took = rue_now_ms() - start;
 	if (!r && want_set && word != 1u << 7)
 		r = -EBADMSG;	/* the event is enabled: REG writes the bit */
 	if (!r)
-		r = unreg_word(fd, &word, 7);
+		r = rue_unreg(fd, &word, 7);
 	close(fd);
 	return r;
 }
@@ -303,20 +272,10 @@ TEST_F_TIMEOUT(enabler, scale, 480)
 	pid_t pid;
 
 	ASSERT_NE(NULL, sh);
-	ASSERT_EQ(0, pipe(cmd));
-	ASSERT_EQ(0, pipe(back));
-	fflush(stdout);
-	fflush(stderr);
-	pid = fork();
+	pid = fork_helper(cmd, back);
 	ASSERT_NE(-1, pid);
-	if (pid == 0) {
-		die_with_parent();
-		close(cmd[1]);
-		close(back[0]);
+	if (pid == 0)
 		_exit(scale_child(sh, cmd[0], back[1]));
-	}
-	close(cmd[0]);
-	close(back[1]);
 
 	/* While the child registers: another process registers too, halfway through. */
 	while ((c = read_byte(back[0], SCALE_REG_LIMIT_MS + 60000)) == 'M') {
@@ -340,10 +299,10 @@ TEST_F_TIMEOUT(enabler, scale, 480)
 
 	if (sh->regs_done > 0) {
 		/* Enable: every bit of every word set. */
-		t = now_ms();
+		t = rue_now_ms();
 		ASSERT_EQ(0, send_byte(cmd[1], 'S'));
-		ASSERT_EQ(0, set_enable(SCALE_EVENT, "1"));
-		took = now_ms() - t;
+		ASSERT_EQ(0, rue_set_enable(SCALE_EVENT, "1"));
+		took = rue_now_ms() - t;
 		ASSERT_EQ('K', read_byte(back[0], SCALE_BIT_LIMIT_MS + 30000));
 		ksft_print_msg("scale: enable: write took %lld ms, all bits set after %lld ms (%d words not)\n",
 			       took, sh->t_seen - t, sh->bad_words);
@@ -357,10 +316,10 @@ TEST_F_TIMEOUT(enabler, scale, 480)
 		EXPECT_GT(SCALE_OTHER_LIMIT_MS, after_took);
 
 		/* Disable: every bit clear. */
-		t = now_ms();
+		t = rue_now_ms();
 		ASSERT_EQ(0, send_byte(cmd[1], 'C'));
-		ASSERT_EQ(0, set_enable(SCALE_EVENT, "0"));
-		took = now_ms() - t;
+		ASSERT_EQ(0, rue_set_enable(SCALE_EVENT, "0"));
+		took = rue_now_ms() - t;
 		ASSERT_EQ('K', read_byte(back[0], SCALE_BIT_LIMIT_MS + 30000));
 		ksft_print_msg("scale: disable: write took %lld ms, all bits clear after %lld ms (%d words not)\n",
 			       took, sh->t_seen - t, sh->bad_words);
@@ -369,7 +328,7 @@ TEST_F_TIMEOUT(enabler, scale, 480)
 	}
 
 	/* Exit with 100k enablers registered: the event then goes (auto-deleted), in bounded time. */
-	t = now_ms();
+	t = rue_now_ms();
 	ASSERT_EQ(0, send_byte(cmd[1], 'X'));
 	r = wait_pid_ms(pid, SCALE_EXIT_LIMIT_MS, &status);
 	if (r != 1)
@@ -377,7 +336,7 @@ TEST_F_TIMEOUT(enabler, scale, 480)
 	ASSERT_EQ(1, r) TH_LOG("the process with 100k enablers did not exit within %d ms",
 			       SCALE_EXIT_LIMIT_MS);
 	EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
-	took = now_ms() - t;
+	took = rue_now_ms() - t;
 	close(cmd[1]);
 	close(back[0]);
 	EXPECT_TRUE(event_gone_within(SCALE_EVENT, SCALE_EXIT_LIMIT_MS, &t, &del_ret))
@@ -448,7 +407,7 @@ static int fork_child(struct fork_ctx *ctx, int i, int go, int with_d)
 	 * first REG or UNREG waits for it: an UNREG of a word never registered
 	 * (ENOENT) makes every inherited enabler present before the checks.
 	 */
-	if (unreg_word(ctx->fd, &w[W_DUMMY], 0) != -ENOENT)
+	if (rue_unreg(ctx->fd, &w[W_DUMMY], 0) != -ENOENT)
 		return F_SETUP;
 	b0 = w[W_B(i)];
 	d0 = w[W_D];
@@ -459,7 +418,7 @@ static int fork_child(struct fork_ctx *ctx, int i, int go, int with_d)
 	if (b0 != 0)
 		fail |= F_B_WORD;
 
-	if (set_enable(ctx->event, "0"))
+	if (rue_set_enable(ctx->event, "0"))
 		return fail | F_SETUP;
 	if (!wait_bits(&w[W_A], a, 0, FORK_TRACK_MS))
 		fail |= F_A;
@@ -469,7 +428,7 @@ static int fork_child(struct fork_ctx *ctx, int i, int go, int with_d)
 	if (w[W_B(i)] != b0)
 		fail |= F_B_WORD;
 
-	if (set_enable(ctx->event, "1"))
+	if (rue_set_enable(ctx->event, "1"))
 		return fail | F_SETUP;
 	if (!wait_bits(&w[W_A], a, a, FORK_TRACK_MS))
 		fail |= F_A;
@@ -480,16 +439,16 @@ static int fork_child(struct fork_ctx *ctx, int i, int go, int with_d)
 		fail |= F_B_WORD;
 
 	/* Only now, after the bits: UNREG says what was inherited. */
-	if (unreg_word(ctx->fd, &w[W_C(i)], BIT_C) || (w[W_C(i)] & cb))
+	if (rue_unreg(ctx->fd, &w[W_C(i)], BIT_C) || (w[W_C(i)] & cb))
 		fail |= F_C_UNREG;
-	if (unreg_word(ctx->fd, &w[W_B(i)], BIT_B) != -ENOENT)
+	if (rue_unreg(ctx->fd, &w[W_B(i)], BIT_B) != -ENOENT)
 		fail |= F_B_UNREG;
 	if (w[W_B(i)] != b0)
 		fail |= F_B_WORD;
-	if (unreg_word(ctx->fd, &w[W_A], BIT_A) || (w[W_A] & a))
+	if (rue_unreg(ctx->fd, &w[W_A], BIT_A) || (w[W_A] & a))
 		fail |= F_A_UNREG;
 	if (with_d) {
-		r = unreg_word(ctx->fd, &w[W_D], BIT_D);
+		r = rue_unreg(ctx->fd, &w[W_D], BIT_D);
 		if (r == 0) {
 			/* Inherited: the bit followed disable and enable. */
 			if ((d1 & d) || !(d2 & d))
@@ -512,10 +471,10 @@ static void *d_thread(void *p)
 	struct fork_ctx *ctx = p;
 
 	while (!ctx->stop) {
-		int r = reg_word(ctx->fd, ctx->name_args, &ctx->w[W_D], BIT_D);
+		int r = rue_reg_word(ctx->fd, ctx->name_args, &ctx->w[W_D], BIT_D);
 
 		if (!r)
-			r = unreg_word(ctx->fd, &ctx->w[W_D], BIT_D);
+			r = rue_unreg(ctx->fd, &ctx->w[W_D], BIT_D);
 		if (r) {
 			if (!ctx->d_errors)
 				ctx->d_first_error = r;
@@ -531,7 +490,7 @@ static void fork_snapshot(struct __test_metadata *_metadata, const char *event, 
 	struct fork_ctx ctx = { .event = event };
 	int go[2], kinds[8] = {}, failing = 0, parent_errors = 0, hangs = 0, rounds = 0, del_ret;
 	int status, first_parent_error = 0, nrounds = with_d ? FORK_ROUNDS_SIBLING : FORK_ROUNDS;
-	long long start = now_ms(), took;
+	long long start = rue_now_ms(), took;
 	pthread_t thread;
 
 	snprintf(ctx.name_args, sizeof(ctx.name_args), "%s u32 x", event);
@@ -543,8 +502,8 @@ static void fork_snapshot(struct __test_metadata *_metadata, const char *event, 
 	ctx.fd = open(DATA_FILE, O_RDWR);
 	ASSERT_NE(-1, ctx.fd);
 	ASSERT_EQ(0, pipe(go));
-	ASSERT_EQ(0, reg_word(ctx.fd, ctx.name_args, &ctx.w[W_A], BIT_A));
-	ASSERT_EQ(0, set_enable(event, "1"));
+	ASSERT_EQ(0, rue_reg_word(ctx.fd, ctx.name_args, &ctx.w[W_A], BIT_A));
+	ASSERT_EQ(0, rue_set_enable(event, "1"));
 	ASSERT_EQ(1u << BIT_A, ctx.w[W_A]);
 	/* Created after the first REG, the thread shares the main thread's scope. */
 	if (with_d)
@@ -554,7 +513,7 @@ static void fork_snapshot(struct __test_metadata *_metadata, const char *event, 
 		int rb, ru, r, code;
 		pid_t pid;
 
-		r = reg_word(ctx.fd, ctx.name_args, &ctx.w[W_C(i)], BIT_C);
+		r = rue_reg_word(ctx.fd, ctx.name_args, &ctx.w[W_C(i)], BIT_C);
 		if (r) {
 			parent_errors++;
 			first_parent_error = first_parent_error ?: r;
@@ -573,8 +532,8 @@ static void fork_snapshot(struct __test_metadata *_metadata, const char *event, 
 			_exit(fork_child(&ctx, i, go[0], with_d));
 		}
 		/* At once: a new enabler the child must not get, and the removal of one it must. */
-		rb = reg_word(ctx.fd, ctx.name_args, &ctx.w[W_B(i)], BIT_B);
-		ru = unreg_word(ctx.fd, &ctx.w[W_C(i)], BIT_C);
+		rb = rue_reg_word(ctx.fd, ctx.name_args, &ctx.w[W_B(i)], BIT_B);
+		ru = rue_unreg(ctx.fd, &ctx.w[W_C(i)], BIT_C);
 		send_byte(go[1], 'g');
 		if (rb || ru) {
 			parent_errors++;
@@ -599,17 +558,17 @@ static void fork_snapshot(struct __test_metadata *_metadata, const char *event, 
 			TH_LOG("round %d: child status 0x%x%s", i, status,
 			       WIFSIGNALED(status) ? " (killed: did not finish in 30 s)" : "");
 		}
-		if (!rb && unreg_word(ctx.fd, &ctx.w[W_B(i)], BIT_B)) {
+		if (!rb && rue_unreg(ctx.fd, &ctx.w[W_B(i)], BIT_B)) {
 			parent_errors++;
 			first_parent_error = first_parent_error ?: -EBADE;
 		}
-		set_enable(event, "1");	/* as the child left it, unless it failed early */
+		rue_set_enable(event, "1");	/* as the child left it, unless it failed early */
 	}
 	if (with_d) {
 		ctx.stop = 1;
 		ASSERT_EQ(0, pthread_join(thread, NULL));
 	}
-	took = now_ms() - start;
+	took = rue_now_ms() - start;
 	ksft_print_msg("%s: %d rounds in %lld ms, %d failing%s\n", event, rounds, took, failing,
 		       failing >= FORK_MAX_FAILING_ROUNDS ? " (stopped early)" : "");
 	for (int k = 0; k < 8; k++)
@@ -626,10 +585,10 @@ static void fork_snapshot(struct __test_metadata *_metadata, const char *event, 
 		EXPECT_EQ(0, ctx.d_errors) TH_LOG("sibling thread: %s", strerror(-ctx.d_first_error));
 		EXPECT_LT(0, ctx.d_loops);
 	}
-	EXPECT_EQ(0, set_enable(event, "0"));
+	EXPECT_EQ(0, rue_set_enable(event, "0"));
 	/* The page may still be write-protected from the last fork: cleared after a fault-in. */
 	EXPECT_TRUE(wait_bits(&ctx.w[W_A], ~0u, 0, 5000));
-	EXPECT_EQ(0, unreg_word(ctx.fd, &ctx.w[W_A], BIT_A));
+	EXPECT_EQ(0, rue_unreg(ctx.fd, &ctx.w[W_A], BIT_A));
 	close(ctx.fd);
 	EXPECT_TRUE(event_gone_within(event, 10000, &took, &del_ret))
 		TH_LOG("%s not deleted; DIAG_IOCSDEL: %s", event,
@@ -701,7 +660,7 @@ static int fault_holder(struct fault_shared *sh, int use_uffd, int cmd, int back
 		return 1;
 	}
 	for (int i = 0; i < FAULT_HOLDER_WORDS; i++) {
-		int r = reg_word(fd, FAULT_EVENT " u32 x", &page[i * 16], 0);
+		int r = rue_reg_word(fd, FAULT_EVENT " u32 x", &page[i * 16], 0);
 
 		if (r) {
 			fault_set_err(sh, "REG", -r);
@@ -775,9 +734,9 @@ static int fault_holder(struct fault_shared *sh, int use_uffd, int cmd, int back
 	int __r;							\
 									\
 	op_start(sh, name);						\
-	__t = now_ms();							\
+	__t = rue_now_ms();							\
 	__r = (expr);							\
-	op_done(sh, name, now_ms() - __t, __r);				\
+	op_done(sh, name, rue_now_ms() - __t, __r);				\
 })
 
 static void op_start(struct fault_shared *sh, const char *name)
@@ -808,10 +767,10 @@ static int others_child(struct fault_shared *sh, int fd, volatile __u32 *w)
 	op_role = 1;
 	die_with_parent();
 	alarm(FAULT_PHASE_LIMIT_MS / 1000 + 5);
-	if (OP(sh, "child UNREG inherited", unreg_word(fd, &w[0], 0)) ||
-	    OP(sh, "child REG same event", reg_word(fd, FAULT_EVENT " u32 x", &own[0], 3)) ||
-	    OP(sh, "child REG other event", reg_word(fd, FAULT_OTHER " u32 x", &own[1], 3)) ||
-	    OP(sh, "child UNREG", unreg_word(fd, &own[0], 3)))
+	if (OP(sh, "child UNREG inherited", rue_unreg(fd, &w[0], 0)) ||
+	    OP(sh, "child REG same event", rue_reg_word(fd, FAULT_EVENT " u32 x", &own[0], 3)) ||
+	    OP(sh, "child REG other event", rue_reg_word(fd, FAULT_OTHER " u32 x", &own[1], 3)) ||
+	    OP(sh, "child UNREG", rue_unreg(fd, &own[0], 3)))
 		return 1;
 	return 0;	/* exits with own[1] registered */
 }
@@ -830,31 +789,31 @@ static int others_work(struct fault_shared *sh)
 	if (fd < 0)
 		return 1;
 	for (int k = 0; k < 3 && !bad; k++) {
-		bad |= OP(sh, "REG same event", reg_word(fd, FAULT_EVENT " u32 x", &w[0], 0));
-		bad |= OP(sh, "REG other event", reg_word(fd, FAULT_OTHER " u32 x", &w[1], 0));
+		bad |= OP(sh, "REG same event", rue_reg_word(fd, FAULT_EVENT " u32 x", &w[0], 0));
+		bad |= OP(sh, "REG other event", rue_reg_word(fd, FAULT_OTHER " u32 x", &w[1], 0));
 		if (bad)
 			break;
-		bad |= OP(sh, "enable other event", set_enable(FAULT_OTHER, "1"));
+		bad |= OP(sh, "enable other event", rue_set_enable(FAULT_OTHER, "1"));
 		bad |= op_done(sh, "other event's bit set", 0, w[1] == 1 ? 0 : -EBADMSG);
-		bad |= OP(sh, "disable other event", set_enable(FAULT_OTHER, "0"));
+		bad |= OP(sh, "disable other event", rue_set_enable(FAULT_OTHER, "0"));
 		bad |= op_done(sh, "other event's bit clear", 0, w[1] == 0 ? 0 : -EBADMSG);
 		{
-			long long t = now_ms();
+			long long t = rue_now_ms();
 
 			op_start(sh, "fork");
 			pid = fork();
 			if (pid == 0)
 				_exit(others_child(sh, fd, w));
-			bad |= op_done(sh, "fork", now_ms() - t, pid < 0 ? -errno : 0);
+			bad |= op_done(sh, "fork", rue_now_ms() - t, pid < 0 ? -errno : 0);
 		}
 		if (pid > 0)
 			op_start(sh, "wait for the child");
 		if (pid > 0 && (waitpid(pid, &status, 0) != pid || !WIFEXITED(status) ||
 				WEXITSTATUS(status)))
 			bad |= op_done(sh, "child", 0, -ECHILD);
-		bad |= OP(sh, "UNREG same event", unreg_word(fd, &w[0], 0));
+		bad |= OP(sh, "UNREG same event", rue_unreg(fd, &w[0], 0));
 		if (k < 2)
-			bad |= OP(sh, "UNREG other event", unreg_word(fd, &w[1], 0));
+			bad |= OP(sh, "UNREG other event", rue_unreg(fd, &w[1], 0));
 	}
 	close(fd);
 	return bad;	/* exits with w[1] still registered */
@@ -862,7 +821,7 @@ static int others_work(struct fault_shared *sh)
 
 static int toggle_work(struct fault_shared *sh, const char *val)
 {
-	return OP(sh, val[0] == '1' ? "enable" : "disable", set_enable(FAULT_EVENT, val));
+	return OP(sh, val[0] == '1' ? "enable" : "disable", rue_set_enable(FAULT_EVENT, val));
 }
 
 /*
@@ -917,26 +876,16 @@ static void fault_isolation(struct __test_metadata *_metadata, int use_uffd)
 		}
 		close(uffd);
 	}
-	ASSERT_EQ(0, pipe(cmd));
-	ASSERT_EQ(0, pipe(back));
-	fflush(stdout);
-	fflush(stderr);
-	holder = fork();
+	holder = fork_helper(cmd, back);
 	ASSERT_NE(-1, holder);
-	if (holder == 0) {
-		die_with_parent();
-		close(cmd[1]);
-		close(back[0]);
+	if (holder == 0)
 		_exit(fault_holder(sh, use_uffd, cmd[0], back[1]));
-	}
-	close(cmd[0]);
-	close(back[1]);
 	r = read_byte(back[0], 10000);
 	ASSERT_EQ('R', r) TH_LOG("holder: %s: %s", sh->holder_step, strerror(sh->holder_err));
 
 	/* Status changes: the kernel must fault the holder's page in, which never completes with
 	 * the userfaultfd. The writes themselves must not wait for that. */
-	start = now_ms();
+	start = rue_now_ms();
 	for (int k = 0; k < 5 && !failed; k++) {
 		if (!use_uffd) {
 			ASSERT_EQ(0, send_byte(cmd[1], 'D'));
@@ -959,15 +908,15 @@ static void fault_isolation(struct __test_metadata *_metadata, int use_uffd)
 		}
 	}
 	ksft_print_msg("%s: 10 status changes with the page absent%s: %lld ms, slowest %s %lld ms\n",
-		       FAULT_EVENT, use_uffd ? " and guarded" : "", now_ms() - start,
+		       FAULT_EVENT, use_uffd ? " and guarded" : "", rue_now_ms() - start,
 		       sh->op_max_name, sh->op_max_ms);
 
 	/* Meanwhile everyone else goes on. */
 	sh->op_max_ms = 0;
 	memset(sh->op_pending, 0, sizeof(sh->op_pending));
-	start = now_ms();
+	start = rue_now_ms();
 	r = bounded(sh, &holder, NULL, FAULT_PHASE_LIMIT_MS);
-	took = now_ms() - start;
+	took = rue_now_ms() - start;
 	ksft_print_msg("others with the holder's fault pending: %s in %lld ms (slowest %s %lld ms); the userfaultfd saw %d fault(s)%s\n",
 		       r == 0 ? "done" : r < 0 ? "NOT FINISHED" : "FAILED", took, sh->op_max_name,
 		       sh->op_max_ms, sh->uffd_faults, use_uffd ? "" : " (not used)");
@@ -1054,7 +1003,7 @@ static void *mt_thread(void *p)
 	int status;
 	pid_t pid;
 
-	if (reg_word(a->fd, MT_EVENT " u32 x", a->word, 0))
+	if (rue_reg_word(a->fd, MT_EVENT " u32 x", a->word, 0))
 		a->err = 1;
 	else if (*a->word != 1)
 		a->err = 2;	/* enabled throughout: REG writes the bit */
@@ -1064,7 +1013,7 @@ static void *mt_thread(void *p)
 		if (pid == 0) {
 			/* Every other child checks it inherited its thread's enabler. */
 			if (a->idx % (2 * MT_FORK_EVERY) == 0)
-				_exit(!a->err && unreg_word(a->fd, a->word, 0) ? 1 : 0);
+				_exit(!a->err && rue_unreg(a->fd, a->word, 0) ? 1 : 0);
 			_exit(0);
 		}
 		if (pid < 0)
@@ -1074,7 +1023,7 @@ static void *mt_thread(void *p)
 			a->err = a->err ?: 4;
 	}
 	/* Odd threads unregister; even ones exit with their enabler registered. */
-	if (a->idx % 2 && !a->err && unreg_word(a->fd, a->word, 0))
+	if (a->idx % 2 && !a->err && rue_unreg(a->fd, a->word, 0))
 		a->err = 5;
 	return NULL;
 }
@@ -1124,12 +1073,12 @@ TEST_F_TIMEOUT(enabler, many_threads_with_scopes, 300)
 
 	/* The event exists and is enabled before anyone registers; ftrace keeps it. */
 	ASSERT_NE(-1, fd);
-	ASSERT_EQ(0, reg_word(fd, MT_EVENT " u32 x", &word, 0));
-	ASSERT_EQ(0, set_enable(MT_EVENT, "1"));
-	ASSERT_EQ(0, unreg_word(fd, &word, 0));
+	ASSERT_EQ(0, rue_reg_word(fd, MT_EVENT " u32 x", &word, 0));
+	ASSERT_EQ(0, rue_set_enable(MT_EVENT, "1"));
+	ASSERT_EQ(0, rue_unreg(fd, &word, 0));
 	close(fd);
 
-	start = now_ms();
+	start = rue_now_ms();
 	fflush(stdout);
 	fflush(stderr);
 	for (int p = 0; p < MT_PROCS; p++) {
@@ -1141,7 +1090,7 @@ TEST_F_TIMEOUT(enabler, many_threads_with_scopes, 300)
 		}
 	}
 	for (int p = 0; p < MT_PROCS; p++) {
-		int left = MT_LIMIT_MS - (int)(now_ms() - start), r;
+		int left = MT_LIMIT_MS - (int)(rue_now_ms() - start), r;
 
 		r = wait_pid_ms(pids[p], left > 0 ? left : 1, &status);
 		if (r != 1) {
@@ -1161,13 +1110,13 @@ TEST_F_TIMEOUT(enabler, many_threads_with_scopes, 300)
 			failed++;
 		}
 	}
-	took = now_ms() - start;
+	took = rue_now_ms() - start;
 	ksft_print_msg("%s: %d processes x %d threads registered (each its own scope), %d forked, all exited in %lld ms\n",
 		       MT_EVENT, MT_PROCS, MT_THREADS, MT_PROCS * MT_THREADS / MT_FORK_EVERY, took);
 	EXPECT_EQ(0, failed);
 	EXPECT_GT(MT_LIMIT_MS, took);
 	/* Nothing lost: with ftrace detached, no enabler or file is left to keep the event. */
-	EXPECT_EQ(0, set_enable(MT_EVENT, "0"));
+	EXPECT_EQ(0, rue_set_enable(MT_EVENT, "0"));
 	EXPECT_TRUE(event_gone_within(MT_EVENT, 20000, &took, &del_ret))
 		TH_LOG("%s not deleted 20 s after every process exited; DIAG_IOCSDEL: %s", MT_EVENT,
 		       del_ret ? strerror(-del_ret) : "succeeded");

@@ -378,6 +378,70 @@ TEST_F(ev, unregister_errnos_and_clears_bit_while_enabled)
 	ASSERT_EQ(0, write_file(TRACEFS "events/user_events/__rue_un/enable", "0"));
 }
 
+/*
+ * Both structs are size-extensible (copy_struct_from_user): a larger struct with a zero tail
+ * works as the known one, the index lands at offset 24 and the tail stays as it was; a non-zero
+ * tail is E2BIG, a size above a page E2BIG, a tail the kernel cannot read EFAULT.
+ */
+TEST_F(ev, reg_and_unreg_are_size_extensible)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	char *pages = mmap(NULL, 2 * page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	struct user_reg *reg;
+	struct user_unreg *unreg;
+	char *edge;
+	int i;
+
+	ASSERT_NE(MAP_FAILED, pages);
+	reg = (struct user_reg *)pages;
+	reg->size = 64;
+	reg->enable_bit = 3;
+	reg->enable_size = 4;
+	reg->enable_addr = (__u64)(uintptr_t)&self->check;
+	reg->name_args = (__u64)(uintptr_t)"__rue_ext u32 a";
+	reg->write_index = 0xdeadbeef;
+	EXPECT_EQ(0, ioctl(self->fd, DIAG_IOCSREG, reg));
+	EXPECT_EQ(0, reg->write_index);
+	for (i = sizeof(*reg); i < 64; i++) {
+		EXPECT_EQ(0, pages[i]) TH_LOG("byte %d of the tail", i);
+	}
+
+	/* The same for UNREG: too large, a non-zero tail, then a zero tail that works. */
+	memset(pages, 0, page);
+	unreg = (struct user_unreg *)pages;
+	unreg->size = page + 1;
+	unreg->disable_bit = 3;
+	unreg->disable_addr = (__u64)(uintptr_t)&self->check;
+	EXPECT_EQ(-1, ioctl(self->fd, DIAG_IOCSUNREG, unreg));
+	EXPECT_EQ(E2BIG, errno);
+	unreg->size = 32;
+	pages[20] = 1;
+	EXPECT_EQ(-1, ioctl(self->fd, DIAG_IOCSUNREG, unreg));
+	EXPECT_EQ(E2BIG, errno);
+	pages[20] = 0;
+	EXPECT_EQ(0, ioctl(self->fd, DIAG_IOCSUNREG, unreg));
+	EXPECT_EQ(-ENOENT, unreg_event(self->fd, &self->check, 3));
+
+	/* A struct whose tail runs into a page the kernel cannot read. */
+	ASSERT_EQ(0, mprotect(pages + page, page, PROT_NONE));
+	edge = pages + page - sizeof(struct user_reg);
+	memset(edge, 0, sizeof(struct user_reg));
+	reg = (struct user_reg *)edge;
+	reg->size = sizeof(*reg) + 8;
+	reg->enable_size = 4;
+	reg->enable_addr = (__u64)(uintptr_t)&self->check;
+	reg->name_args = (__u64)(uintptr_t)"__rue_ext u32 a";
+	EXPECT_EQ(-1, ioctl(self->fd, DIAG_IOCSREG, reg));
+	EXPECT_EQ(EFAULT, errno);
+	edge = pages + page - sizeof(struct user_unreg);
+	memset(edge, 0, sizeof(struct user_unreg));
+	unreg = (struct user_unreg *)edge;
+	unreg->size = sizeof(*unreg) + 8;
+	EXPECT_EQ(-1, ioctl(self->fd, DIAG_IOCSUNREG, unreg));
+	EXPECT_EQ(EFAULT, errno);
+	munmap(pages, 2 * page);
+}
+
 TEST_F(ev, eight_byte_word_bit_63)
 {
 	self->check64 = 1;

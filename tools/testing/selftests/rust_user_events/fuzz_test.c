@@ -93,6 +93,7 @@
 #include <linux/perf_event.h>
 #include <linux/user_events.h>
 
+#include "rue_bpf.h"
 #include "rue_helpers.h"
 
 #define TRACEFS RUE_TRACEFS
@@ -1707,13 +1708,6 @@ static long op_perf_read(struct tctx *t)
 	return err(read(h->fd, &count, sizeof(count)));
 }
 
-static long sys_bpf(int cmd, union bpf_attr *attr)
-{
-	return syscall(__NR_bpf, cmd, attr, sizeof(*attr));
-}
-
-#define INSN(c, d, s, o, i) ((struct bpf_insn){ .code = (c), .dst_reg = (d), .src_reg = (s), .off = (o), .imm = (i) })
-
 static int load_prog(const struct bpf_insn *insns, unsigned int n)
 {
 	union bpf_attr attr;
@@ -2058,41 +2052,6 @@ static long op_vfork(struct tctx *t, int exec)
 	return pid;
 }
 
-static int send_fd(int sock, int fd)
-{
-	char cbuf[CMSG_SPACE(sizeof(int))];
-	char byte = 'x';
-	struct iovec io = { &byte, 1 };
-	struct msghdr msg = { .msg_iov = &io, .msg_iovlen = 1, .msg_control = cbuf, .msg_controllen = sizeof(cbuf) };
-	struct cmsghdr *c;
-
-	memset(cbuf, 0, sizeof(cbuf));
-	c = CMSG_FIRSTHDR(&msg);
-	c->cmsg_level = SOL_SOCKET;
-	c->cmsg_type = SCM_RIGHTS;
-	c->cmsg_len = CMSG_LEN(sizeof(int));
-	memcpy(CMSG_DATA(c), &fd, sizeof(int));
-	return sendmsg(sock, &msg, MSG_NOSIGNAL) == 1 ? 0 : -errno;
-}
-
-static int recv_fd(int sock)
-{
-	char cbuf[CMSG_SPACE(sizeof(int))];
-	char byte;
-	struct iovec io = { &byte, 1 };
-	struct msghdr msg = { .msg_iov = &io, .msg_iovlen = 1, .msg_control = cbuf, .msg_controllen = sizeof(cbuf) };
-	struct cmsghdr *c;
-	int fd;
-
-	if (recvmsg(sock, &msg, MSG_CMSG_CLOEXEC) != 1)
-		return -1;
-	c = CMSG_FIRSTHDR(&msg);
-	if (!c || c->cmsg_type != SCM_RIGHTS)
-		return -1;
-	memcpy(&fd, CMSG_DATA(c), sizeof(int));
-	return fd;
-}
-
 static long op_scm(struct tctx *t)
 {
 	int sv[2], slot, fd = pick_fd(t, &slot), got;
@@ -2118,7 +2077,7 @@ static long op_scm(struct tctx *t)
 			child_enter(t, seed);
 			close(sv[0]);
 			setsockopt(sv[1], SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-			t->force_fd = recv_fd(sv[1]);
+			t->force_fd = rue_recv_fd(sv[1], MSG_CMSG_CLOEXEC);
 			t->nregs = 0;
 			for (int i = 0; i < 2; i++)
 				run_op(t, OP_REG);
@@ -2129,11 +2088,11 @@ static long op_scm(struct tctx *t)
 			goto out;
 		}
 		add_kid(pid);
-		ret = send_fd(sv[0], fd);
+		ret = rue_send_fd(sv[0], fd, MSG_NOSIGNAL);
 	} else if (r < 85) {
 		/* to ourselves: a second fd number on the same file, used and closed */
-		ret = send_fd(sv[0], fd);
-		got = ret ? -1 : recv_fd(sv[1]);
+		ret = rue_send_fd(sv[0], fd, MSG_NOSIGNAL);
+		got = ret ? -1 : rue_recv_fd(sv[1], MSG_CMSG_CLOEXEC);
 		if (got >= 0) {
 			int old = t->force_fd;
 
@@ -2144,7 +2103,7 @@ static long op_scm(struct tctx *t)
 		}
 	} else {
 		/* in flight when both ends close */
-		ret = send_fd(sv[chance(t, 50)], fd);
+		ret = rue_send_fd(sv[chance(t, 50)], fd, MSG_NOSIGNAL);
 	}
 out:
 	close(sv[0]);

@@ -30,44 +30,6 @@
 #define DATA_FILE TRACEFS "user_events_data"
 #define STRESS_SECONDS 30
 
-static int reg_event(int fd, const char *name_args, volatile __u32 *addr, int bit)
-{
-	struct user_reg reg = {
-		.size = sizeof(reg),
-		.enable_bit = bit,
-		.enable_size = 4,
-		.enable_addr = (__u64)(uintptr_t)addr,
-		.name_args = (__u64)(uintptr_t)name_args,
-	};
-
-	return ioctl(fd, DIAG_IOCSREG, &reg) ? -errno : 0;
-}
-
-static int unreg_event(int fd, volatile __u32 *addr, int bit)
-{
-	struct user_unreg unreg = {
-		.size = sizeof(unreg),
-		.disable_bit = bit,
-		.disable_addr = (__u64)(uintptr_t)addr,
-	};
-
-	return ioctl(fd, DIAG_IOCSUNREG, &unreg) ? -errno : 0;
-}
-
-static int set_enable(const char *event, const char *val)
-{
-	char path[256];
-	int fd, ok;
-
-	snprintf(path, sizeof(path), TRACEFS "events/user_events/%s/enable", event);
-	fd = open(path, O_WRONLY);
-	if (fd < 0)
-		return -errno;
-	ok = write(fd, val, 1) == 1;
-	close(fd);
-	return ok ? 0 : -EIO;
-}
-
 /* Polls @word (another process writes it) up to 1 s for @want. */
 static int wait_word(volatile __u32 *word, __u32 want)
 {
@@ -102,17 +64,17 @@ TEST(inherited_fd_registers_into_the_child)
 		volatile __u32 word = 0;
 
 		/* The child registers its word with the parent's fd. */
-		if (reg_event(fd, "__rue_lc1 u32 a", &word, 0))
+		if (rue_reg_word(fd, "__rue_lc1 u32 a", &word, 0))
 			_exit(2);
 		page[1] = 1;
 		/* Enabled by the parent: the kernel sets the bit in the child. */
 		_exit(wait_word(&word, 1) ? 0 : 1);
 	}
 	ASSERT_TRUE(wait_word(&page[1], 1));
-	ASSERT_EQ(0, set_enable("__rue_lc1", "1"));
+	ASSERT_EQ(0, rue_set_enable("__rue_lc1", "1"));
 	ASSERT_EQ(pid, waitpid(pid, &status, 0));
 	EXPECT_EQ(0, WEXITSTATUS(status));
-	ASSERT_EQ(0, set_enable("__rue_lc1", "0"));
+	ASSERT_EQ(0, rue_set_enable("__rue_lc1", "0"));
 	close(fd);
 	/* The registrant exited and the fd is closed: the event auto-deletes. */
 	EXPECT_TRUE(gone_within(TRACEFS "events/user_events/__rue_lc1", 1000));
@@ -144,12 +106,12 @@ static int children_failing(int fd, volatile __u32 *word, int (*child)(int, vola
 
 static int child_unregisters(int fd, volatile __u32 *word)
 {
-	return unreg_event(fd, word, 0) ? 1 : 0;
+	return rue_unreg(fd, word, 0) ? 1 : 0;
 }
 
 static int child_reregisters(int fd, volatile __u32 *word)
 {
-	return reg_event(fd, "__rue_lc_fr u32 a", word, 0) == -EADDRINUSE ? 0 : 1;
+	return rue_reg_word(fd, "__rue_lc_fr u32 a", word, 0) == -EADDRINUSE ? 0 : 1;
 }
 
 /*
@@ -164,10 +126,10 @@ TEST(child_unregisters_inherited_enabler_at_once)
 	int fd = open(DATA_FILE, O_RDWR), failed;
 
 	ASSERT_NE(-1, fd);
-	ASSERT_EQ(0, reg_event(fd, "__rue_lc_fu u32 a", &word, 0));
+	ASSERT_EQ(0, rue_reg_word(fd, "__rue_lc_fu u32 a", &word, 0));
 	failed = children_failing(fd, &word, child_unregisters);
 	EXPECT_EQ(0, failed) TH_LOG("%d of %d children found no inherited enabler", failed, FORK_ROUNDS);
-	EXPECT_EQ(0, unreg_event(fd, &word, 0));
+	EXPECT_EQ(0, rue_unreg(fd, &word, 0));
 	close(fd);
 }
 
@@ -177,47 +139,12 @@ TEST(child_reregistering_inherited_enabler_at_once_gets_eaddrinuse)
 	int fd = open(DATA_FILE, O_RDWR), failed;
 
 	ASSERT_NE(-1, fd);
-	ASSERT_EQ(0, reg_event(fd, "__rue_lc_fr u32 a", &word, 0));
+	ASSERT_EQ(0, rue_reg_word(fd, "__rue_lc_fr u32 a", &word, 0));
 	failed = children_failing(fd, &word, child_reregisters);
 	EXPECT_EQ(0, failed) TH_LOG("%d of %d children could register over their inherited enabler",
 				    failed, FORK_ROUNDS);
-	EXPECT_EQ(0, unreg_event(fd, &word, 0));
+	EXPECT_EQ(0, rue_unreg(fd, &word, 0));
 	close(fd);
-}
-
-static int send_fd(int sock, int fd)
-{
-	char cbuf[CMSG_SPACE(sizeof(int))] = {};
-	char byte = 'x';
-	struct iovec io = { &byte, 1 };
-	struct msghdr msg = { .msg_iov = &io, .msg_iovlen = 1, .msg_control = cbuf,
-			      .msg_controllen = sizeof(cbuf) };
-	struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
-
-	c->cmsg_level = SOL_SOCKET;
-	c->cmsg_type = SCM_RIGHTS;
-	c->cmsg_len = CMSG_LEN(sizeof(int));
-	memcpy(CMSG_DATA(c), &fd, sizeof(int));
-	return sendmsg(sock, &msg, 0) == 1 ? 0 : -1;
-}
-
-static int recv_fd(int sock)
-{
-	char cbuf[CMSG_SPACE(sizeof(int))] = {};
-	char byte;
-	struct iovec io = { &byte, 1 };
-	struct msghdr msg = { .msg_iov = &io, .msg_iovlen = 1, .msg_control = cbuf,
-			      .msg_controllen = sizeof(cbuf) };
-	struct cmsghdr *c;
-	int fd;
-
-	if (recvmsg(sock, &msg, 0) != 1)
-		return -1;
-	c = CMSG_FIRSTHDR(&msg);
-	if (!c || c->cmsg_type != SCM_RIGHTS)
-		return -1;
-	memcpy(&fd, CMSG_DATA(c), sizeof(int));
-	return fd;
 }
 
 TEST(fd_passed_over_unix_socket_registers_into_the_receiver)
@@ -232,10 +159,10 @@ TEST(fd_passed_over_unix_socket_registers_into_the_receiver)
 	ASSERT_NE(-1, pid);
 	if (pid == 0) {
 		/* Like dotnet-trace's target: it never opens user_events_data itself. */
-		int fd = recv_fd(sv[1]);
+		int fd = rue_recv_fd(sv[1], 0);
 		volatile __u32 word = 0;
 
-		if (fd < 0 || reg_event(fd, "__rue_lc2 u32 a", &word, 31))
+		if (fd < 0 || rue_reg_word(fd, "__rue_lc2 u32 a", &word, 31))
 			_exit(2);
 		page[1] = 1;
 		_exit(wait_word(&word, 1u << 31) ? 0 : 1);
@@ -244,14 +171,14 @@ TEST(fd_passed_over_unix_socket_registers_into_the_receiver)
 		int fd = open(DATA_FILE, O_RDWR);
 
 		ASSERT_NE(-1, fd);
-		ASSERT_EQ(0, send_fd(sv[0], fd));
+		ASSERT_EQ(0, rue_send_fd(sv[0], fd, 0));
 		close(fd);
 	}
 	ASSERT_TRUE(wait_word(&page[1], 1));
-	ASSERT_EQ(0, set_enable("__rue_lc2", "1"));
+	ASSERT_EQ(0, rue_set_enable("__rue_lc2", "1"));
 	ASSERT_EQ(pid, waitpid(pid, &status, 0));
 	EXPECT_EQ(0, WEXITSTATUS(status));
-	ASSERT_EQ(0, set_enable("__rue_lc2", "0"));
+	ASSERT_EQ(0, rue_set_enable("__rue_lc2", "0"));
 	close(sv[0]);
 	close(sv[1]);
 	EXPECT_TRUE(gone_within(TRACEFS "events/user_events/__rue_lc2", 1000));
@@ -270,12 +197,12 @@ static void *thread_registers(void *p)
 {
 	struct thread_arg *arg = p;
 
-	arg->reg_ret = reg_event(arg->fd, "__rue_lc3 u32 a", &arg->word, 4);
+	arg->reg_ret = rue_reg_word(arg->fd, "__rue_lc3 u32 a", &arg->word, 4);
 	arg->step = 1;
 	while (arg->step != 2)
 		usleep(1000);
 	arg->seen = arg->word;
-	arg->unreg_ret = unreg_event(arg->fd, &arg->word, 4);
+	arg->unreg_ret = rue_unreg(arg->fd, &arg->word, 4);
 	return NULL;
 }
 
@@ -289,16 +216,16 @@ TEST(registration_from_a_thread_is_scoped_to_that_thread)
 	while (arg.step != 1)
 		usleep(1000);
 	ASSERT_EQ(0, arg.reg_ret);
-	ASSERT_EQ(0, set_enable("__rue_lc3", "1"));
+	ASSERT_EQ(0, rue_set_enable("__rue_lc3", "1"));
 	EXPECT_EQ(1u << 4, arg.word);
 	/* The thread was created before any registration: its scope is its own (upstream). */
-	EXPECT_EQ(-ENOENT, unreg_event(arg.fd, &arg.word, 4));
+	EXPECT_EQ(-ENOENT, rue_unreg(arg.fd, &arg.word, 4));
 	arg.step = 2;
 	ASSERT_EQ(0, pthread_join(t, NULL));
 	EXPECT_EQ(1u << 4, arg.seen);
 	EXPECT_EQ(0, arg.unreg_ret);
 	EXPECT_EQ(0, arg.word);
-	ASSERT_EQ(0, set_enable("__rue_lc3", "0"));
+	ASSERT_EQ(0, rue_set_enable("__rue_lc3", "0"));
 	close(arg.fd);
 }
 
@@ -306,7 +233,7 @@ static void *thread_unregisters(void *p)
 {
 	struct thread_arg *arg = p;
 
-	arg->unreg_ret = unreg_event(arg->fd, &arg->word, 6);
+	arg->unreg_ret = rue_unreg(arg->fd, &arg->word, 6);
 	return NULL;
 }
 
@@ -316,11 +243,11 @@ TEST(thread_created_after_registration_shares_the_scope)
 	pthread_t t;
 
 	ASSERT_NE(-1, arg.fd);
-	ASSERT_EQ(0, reg_event(arg.fd, "__rue_lc8 u32 a", &arg.word, 6));
+	ASSERT_EQ(0, rue_reg_word(arg.fd, "__rue_lc8 u32 a", &arg.word, 6));
 	ASSERT_EQ(0, pthread_create(&t, NULL, thread_unregisters, &arg));
 	ASSERT_EQ(0, pthread_join(t, NULL));
 	EXPECT_EQ(0, arg.unreg_ret);
-	EXPECT_EQ(-ENOENT, unreg_event(arg.fd, &arg.word, 6));
+	EXPECT_EQ(-ENOENT, rue_unreg(arg.fd, &arg.word, 6));
 	close(arg.fd);
 }
 
@@ -337,7 +264,7 @@ TEST(exec_drops_the_enablers)
 	if (pid == 0) {
 		int own = open(DATA_FILE, O_RDWR | O_CLOEXEC);
 
-		if (own < 0 || reg_event(own, "__rue_lc4 u32 a", &page[0], 0))
+		if (own < 0 || rue_reg_word(own, "__rue_lc4 u32 a", &page[0], 0))
 			_exit(2);
 		page[1] = 1;
 		/* Exec only once the parent has seen the event (page[2]). */
@@ -365,7 +292,7 @@ TEST(vfork_and_exec_leave_the_parents_enabler)
 	pid_t pid;
 
 	ASSERT_NE(-1, fd);
-	ASSERT_EQ(0, reg_event(fd, "__rue_lc7 u32 a", &word, 2));
+	ASSERT_EQ(0, rue_reg_word(fd, "__rue_lc7 u32 a", &word, 2));
 	/* The child shares the memory, then execs into a new address space. */
 	pid = vfork();
 	if (pid == 0) {
@@ -375,11 +302,11 @@ TEST(vfork_and_exec_leave_the_parents_enabler)
 	ASSERT_LT(0, pid);
 	ASSERT_EQ(pid, waitpid(pid, &status, 0));
 	EXPECT_EQ(0, WEXITSTATUS(status));
-	ASSERT_EQ(0, set_enable("__rue_lc7", "1"));
+	ASSERT_EQ(0, rue_set_enable("__rue_lc7", "1"));
 	EXPECT_EQ(1u << 2, word);
-	ASSERT_EQ(0, set_enable("__rue_lc7", "0"));
+	ASSERT_EQ(0, rue_set_enable("__rue_lc7", "0"));
 	EXPECT_EQ(0, word);
-	EXPECT_EQ(0, unreg_event(fd, &word, 2));
+	EXPECT_EQ(0, rue_unreg(fd, &word, 2));
 	close(fd);
 }
 
@@ -393,7 +320,7 @@ static void hostile_word(struct __test_metadata *_metadata, const char *event, i
 	ASSERT_NE(-1, fd);
 	ASSERT_NE(MAP_FAILED, word);
 	snprintf(name, sizeof(name), "%s u32 a", event);
-	ASSERT_EQ(0, reg_event(fd, name, word, 0));
+	ASSERT_EQ(0, rue_reg_word(fd, name, word, 0));
 	if (unmap) {
 		ASSERT_EQ(0, munmap(word, 4096));
 	} else {
@@ -401,10 +328,10 @@ static void hostile_word(struct __test_metadata *_metadata, const char *event, i
 	}
 	/* Each status change queues a bounded fault-in that fails; nothing warns or hangs. */
 	for (int i = 0; i < 5; i++) {
-		ASSERT_EQ(0, set_enable(event, "1"));
-		ASSERT_EQ(0, set_enable(event, "0"));
+		ASSERT_EQ(0, rue_set_enable(event, "1"));
+		ASSERT_EQ(0, rue_set_enable(event, "0"));
 	}
-	EXPECT_EQ(-EFAULT, unreg_event(fd, word, 0));
+	EXPECT_EQ(-EFAULT, rue_unreg(fd, word, 0));
 	close(fd);
 	if (!unmap)
 		munmap(word, 4096);
@@ -440,9 +367,9 @@ static int stress_worker(int id, time_t deadline)
 			int fd = open(DATA_FILE, O_RDWR);
 			struct { __s32 idx; __u32 a; } rec = { 0, 1 };
 
-			if (fd < 0 || reg_event(fd, name, &word, id % 32))
+			if (fd < 0 || rue_reg_word(fd, name, &word, id % 32))
 				_exit(1);
-			set_enable(enable, (loops & 1) ? "1" : "0");
+			rue_set_enable(enable, (loops & 1) ? "1" : "0");
 			if (fork() == 0)	/* a grandchild inherits the enabler and exits */
 				_exit(0);
 			(void)!write(fd, &rec, sizeof(rec));
@@ -481,7 +408,7 @@ TEST_F_TIMEOUT(stress, fork_register_enable_exit, 300)
 		char ev[64], path[128];
 
 		snprintf(ev, sizeof(ev), "__rue_st%d", i);
-		set_enable(ev, "0");
+		rue_set_enable(ev, "0");
 		snprintf(path, sizeof(path), TRACEFS "events/user_events/%s", ev);
 		EXPECT_TRUE(gone_within(path, 2000)) TH_LOG("%s lingers", ev);
 	}

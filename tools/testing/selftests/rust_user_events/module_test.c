@@ -26,6 +26,7 @@
 #include <linux/bpf.h>
 
 #include "kselftest_harness.h"
+#include "rue_bpf.h"
 #include "rue_perf.h"
 
 #define DATA_FILE "/sys/kernel/tracing/user_events_data"
@@ -199,11 +200,6 @@ TEST_F_TIMEOUT(cycles, load_unload_cycles, 600)
  */
 #define UL_WORKERS 3
 #define UL_CYCLES 4
-
-static long sys_bpf(int cmd, union bpf_attr *attr)
-{
-	return syscall(__NR_bpf, cmd, attr, sizeof(*attr));
-}
 
 /* "return 0": a tracepoint program that only has to be attached. */
 static int load_bpf_nop(void)

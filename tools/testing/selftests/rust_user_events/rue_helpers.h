@@ -13,8 +13,10 @@
 #include <stdint.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/uio.h>
+#include <time.h>
 #include <unistd.h>
 #include <linux/user_events.h>
 
@@ -91,8 +93,11 @@ static inline int gone_within(const char *path, int ms)
 	return 0;
 }
 
-/* Registers @name_args with its enable bit at @check/@bit; the write index or -errno. */
-static inline int rue_reg(int data, const char *name_args, __u32 *check, int bit)
+/*
+ * Registers @name_args with its enable bit at @check/@bit; the write index or -errno.
+ * @check may be volatile: the kernel (or another process) changes it under the test.
+ */
+static inline int rue_reg(int data, const char *name_args, volatile __u32 *check, int bit)
 {
 	struct user_reg reg = {
 		.size = sizeof(reg),
@@ -107,8 +112,16 @@ static inline int rue_reg(int data, const char *name_args, __u32 *check, int bit
 	return reg.write_index;
 }
 
+/* rue_reg() for a test that never writes the event: 0 instead of the write index, or -errno. */
+static inline int rue_reg_word(int data, const char *name_args, volatile __u32 *check, int bit)
+{
+	int ret = rue_reg(data, name_args, check, bit);
+
+	return ret < 0 ? ret : 0;
+}
+
 /* Unregisters the enable bit at @check/@bit; 0 or -errno. */
-static inline int rue_unreg(int data, __u32 *check, int bit)
+static inline int rue_unreg(int data, volatile __u32 *check, int bit)
 {
 	struct user_unreg unreg = {
 		.size = sizeof(unreg),
@@ -129,6 +142,85 @@ static inline ssize_t rue_emit(int data, int index, const void *payload, size_t 
 	ssize_t n = writev(data, io, 2);
 
 	return n < 0 ? -errno : n;
+}
+
+/* Enables ("1") or disables ("0") the user event @event in ftrace; 0, -errno or -EIO. */
+static inline int rue_set_enable(const char *event, const char *val)
+{
+	char path[256];
+	int fd, ok;
+
+	snprintf(path, sizeof(path), RUE_TRACEFS "events/user_events/%s/enable", event);
+	fd = open(path, O_WRONLY);
+	if (fd < 0)
+		return -errno;
+	ok = write(fd, val, 1) == 1;
+	close(fd);
+	return ok ? 0 : -EIO;
+}
+
+/* CLOCK_MONOTONIC in milliseconds. */
+static inline long long rue_now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
+}
+
+/*
+ * A bounded wait: evaluates @cond every @step_us microseconds until it holds (1) or more than
+ * @ms milliseconds have passed (0, after one last evaluation at the deadline).
+ */
+#define rue_wait_until(cond, ms, step_us)					\
+	({									\
+		long long __rue_end = rue_now_ms() + (ms);			\
+		int __rue_ok;							\
+									\
+		for (;;) {							\
+			__rue_ok = !!(cond);					\
+			if (__rue_ok || rue_now_ms() > __rue_end)		\
+				break;						\
+			usleep(step_us);					\
+		}								\
+		__rue_ok;							\
+	})
+
+/* Sends @fd over the unix socket @sock (SCM_RIGHTS, one byte); 0 or -errno. */
+static inline int rue_send_fd(int sock, int fd, int msg_flags)
+{
+	char cbuf[CMSG_SPACE(sizeof(int))] = {};
+	char byte = 'x';
+	struct iovec io = { &byte, 1 };
+	struct msghdr msg = { .msg_iov = &io, .msg_iovlen = 1, .msg_control = cbuf,
+			      .msg_controllen = sizeof(cbuf) };
+	struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
+
+	c->cmsg_level = SOL_SOCKET;
+	c->cmsg_type = SCM_RIGHTS;
+	c->cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(c), &fd, sizeof(int));
+	return sendmsg(sock, &msg, msg_flags) == 1 ? 0 : -errno;
+}
+
+/* Receives an fd sent by rue_send_fd() on @sock; the fd or -1. */
+static inline int rue_recv_fd(int sock, int msg_flags)
+{
+	char cbuf[CMSG_SPACE(sizeof(int))] = {};
+	char byte;
+	struct iovec io = { &byte, 1 };
+	struct msghdr msg = { .msg_iov = &io, .msg_iovlen = 1, .msg_control = cbuf,
+			      .msg_controllen = sizeof(cbuf) };
+	struct cmsghdr *c;
+	int fd;
+
+	if (recvmsg(sock, &msg, msg_flags) != 1)
+		return -1;
+	c = CMSG_FIRSTHDR(&msg);
+	if (!c || c->cmsg_type != SCM_RIGHTS)
+		return -1;
+	memcpy(&fd, CMSG_DATA(c), sizeof(int));
+	return fd;
 }
 
 #endif /* RUE_HELPERS_H */
