@@ -119,15 +119,12 @@ void rue_list_del_init(struct list_head *entry);
 void rue_lockdep_assert_held(struct mutex *lock);
 
 /*
- * alloc_ordered_workqueue(), alloc_workqueue(WQ_UNBOUND), INIT_DELAYED_WORK()
- * and queue_delayed_work().
+ * alloc_ordered_workqueue() and alloc_workqueue(WQ_UNBOUND): macros around the
+ * variadic alloc_workqueue_noprof() (alloc_hooks), which the kernel crate of
+ * 7.3 does not wrap (it has Queue::from_raw, no owned queue).
  */
 struct workqueue_struct *rue_alloc_workqueue(const char *name);
 struct workqueue_struct *rue_alloc_unbound_workqueue(const char *name);
-struct delayed_work;
-void rue_init_delayed_work(struct delayed_work *work, void (*func)(struct work_struct *));
-bool rue_queue_delayed_work(struct workqueue_struct *wq, struct delayed_work *work,
-			    unsigned long delay);
 
 /*
  * trace_event_dyn_busy() (not exported): true while the tracing core holds

@@ -89,16 +89,3 @@ pub(crate) fn lifecycle() -> Option<&'static Queue> {
 pub(crate) fn faults() -> Option<&'static Queue> {
     queue(&FAULTS)
 }
-
-/// Queues a raw delayed `work` on the lifecycle workqueue after `delay` jiffies; false if it
-/// was already queued.
-///
-/// # Safety
-///
-/// `work` must be initialised and stay valid until its function runs. A pending delay is not
-/// drained at unload: the caller must pin the module until the function ran.
-pub(crate) unsafe fn queue_raw_delayed(work: *mut bindings::delayed_work, delay: c_ulong) -> bool {
-    let wq = LIFECYCLE.load(Ordering::Acquire);
-    // SAFETY: `wq` is live while non-null (cleared after destruction); `work` per the caller.
-    !wq.is_null() && unsafe { bindings::rue_queue_delayed_work(wq, work, delay) }
-}

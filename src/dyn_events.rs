@@ -137,11 +137,8 @@ unsafe extern "C" fn create(raw_command: *const c_char) -> c_int {
     let group = unsafe { &*group };
     let _reg = group.reg_mutex.lock();
     match group.find_or_create(name_args, REG_PERSIST) {
-        Ok(event) => {
-            // SAFETY: `find_or_create` returned a reference; the event keeps its own.
-            unsafe { event.as_ref() }.put();
-            0
-        }
+        // The event keeps its own reference; the creator's goes here.
+        Ok(_event) => 0,
         Err(e) => e.to_errno(),
     }
 }

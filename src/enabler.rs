@@ -628,11 +628,10 @@ fn write_bit_faulting(mm: &Mm, addr: u64, mut write: impl FnMut(&mut Held) -> Re
 ///
 /// Takes a reference on `event` when it succeeds. Fails with `EFAULT` when the word cannot be
 /// written (upstream returns `ENOMEM`, quirk Q1; see Documentation/deviations.md).
-pub(crate) fn create(scope: &Arc<Scope>, event: NonNull<UserEvent>, addr: u64, bit: u8) -> Result {
-    let mut new = Some(NewEnabler::new(scope, event, addr, bit)?);
+pub(crate) fn create(scope: &Arc<Scope>, event: &UserEvent, addr: u64, bit: u8) -> Result {
+    let mut new = Some(NewEnabler::new(scope, NonNull::from(event), addr, bit)?);
     write_bit_faulting(&scope.mm, addr, |held| {
-        // SAFETY: The caller holds a reference on `event`.
-        let set = unsafe { event.as_ref() }.status() != 0;
+        let set = event.status() != 0;
         write_bit(&scope.mm, addr, bit, set).map_err(|e| if e == ENOENT { EFAULT } else { e })?;
         if let Some(new) = new.take() {
             let (born, _) = scope.next_seq();

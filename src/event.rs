@@ -10,14 +10,19 @@
 //!
 //! # Lifetime
 //!
-//! An event is a `KBox` turned into a raw pointer once its C objects are initialised, because
-//! the tracing core keeps pointers into it. It is freed only by the group's delayed destroy or a
-//! deletion, under `event_mutex`, once its reference count says nobody uses it (upstream's
-//! `user_event_put` and `delayed_destroy_user_event`). References are held by: each open file
-//! that registered it, each enabler, each attached ftrace/perf probe, the creator until it has
-//! taken its own, a `user_events_status` listing while it is written, and, for
-//! `USER_EVENT_REG_PERSIST`, the event itself. Every live event also holds a reference on this
-//! module, so `rmmod` is refused while any event exists.
+//! An event is a pinned `KBox` turned into a raw pointer once its C objects are initialised,
+//! because the tracing core keeps pointers into it. It is freed only by the group's delayed
+//! destroy or a deletion, under `event_mutex`, once its reference count says nobody uses it
+//! (upstream's `user_event_put` and `delayed_destroy_user_event`). The count is the kernel
+//! crate's [`AlwaysRefCounted`]: a reference held in Rust is an [`ARef<UserEvent>`]. References
+//! are held by: the creator ([`crate::group::Group::find_or_create`] returns an `ARef`), each
+//! open file that registered it and each enabler (raw pointers from [`ARef::into_raw`], released
+//! explicitly: see their types), each attached ftrace/perf probe, a queued delayed destroy (its
+//! work item's `ARef`), and, for `USER_EVENT_REG_PERSIST`, the event itself. Every live event
+//! also holds a reference on this module, so `rmmod` is refused while any event exists.
+//!
+//! An `ARef<UserEvent>` must not be dropped with `event_mutex` held: the last put takes it.
+//! Under the lock a reference goes with [`UserEvent::put_locked`].
 
 use crate::{
     bindings, deferred,
@@ -30,9 +35,16 @@ use crate::{
 };
 use core::{mem::offset_of, ops::Range, ptr::NonNull};
 use kernel::{
+    new_delayed_work,
     prelude::*,
-    sync::{atomic::Relaxed, Refcount},
-    types::Opaque, //
+    sync::{
+        aref::{ARef, AlwaysRefCounted},
+        atomic::Relaxed,
+        Refcount,
+    },
+    time::Jiffies,
+    types::Opaque,
+    workqueue::DelayedWork, //
 };
 
 /// A parsed field; its strings live in [`UserEvent::strings`].
@@ -55,7 +67,9 @@ pub(crate) const REG_MULTI_FORMAT: u16 = 1 << 1;
 /// # Invariants
 ///
 /// Once [`UserEvent::init_c_objects`] ran, the C objects point into this allocation, which does
-/// not move until it is freed; the group registers them with the tracing core.
+/// not move until it is freed; the group registers them with the tracing core. While `put_work`
+/// is queued, it owns one reference (an [`ARef`] given to the workqueue).
+#[pin_data]
 pub(crate) struct UserEvent {
     call: Opaque<bindings::trace_event_call>,
     class: Opaque<bindings::trace_event_class>,
@@ -63,8 +77,10 @@ pub(crate) struct UserEvent {
     /// The empty `fields_array` terminator the core walks when the field list is empty.
     fields_end: Opaque<bindings::trace_event_fields>,
     funcs: Opaque<bindings::trace_event_functions>,
-    /// The delayed destroy; a `delayed_work` so a destroy the core still blocks can be retried.
-    put_work: Opaque<bindings::delayed_work>,
+    /// The delayed destroy, run by the group ([`crate::group`] implements its `WorkItem`); a
+    /// delayed work so that a destroy the core still blocks can be retried later.
+    #[pin]
+    put_work: DelayedWork<UserEvent>,
     /// The entry in `dynamic_events` (upstream `devent`).
     devent: Opaque<bindings::dyn_event>,
     /// NUL-terminated strings: registered name, tracepoint name, print fmt, field types and names.
@@ -89,6 +105,26 @@ unsafe impl Send for UserEvent {}
 // SAFETY: As above.
 unsafe impl Sync for UserEvent {}
 
+kernel::impl_has_delayed_work! {
+    impl HasDelayedWork<Self> for UserEvent { self.put_work }
+}
+
+// SAFETY: `get` and `put` are the event's reference count: an event is freed only once its count
+// dropped to zero (or, persistent, to its own reference) and its owner destroyed it under
+// `event_mutex`, so a reference taken by `inc_ref` keeps it alive until the matching `dec_ref`.
+unsafe impl AlwaysRefCounted for UserEvent {
+    #[inline]
+    fn inc_ref(&self) {
+        self.get();
+    }
+
+    #[inline]
+    unsafe fn dec_ref(obj: NonNull<Self>) {
+        // SAFETY: The caller owns a reference, which keeps the event alive until this put.
+        unsafe { obj.as_ref() }.put();
+    }
+}
+
 /// Appends `s` and a NUL to `strings`, returning the range of `s`.
 fn push_str(strings: &mut KVec<u8>, s: &[u8]) -> Result<Range<usize>> {
     let start = strings.len();
@@ -104,8 +140,25 @@ pub(crate) struct Callbacks {
     pub(crate) probe: *mut c_void,
     /// The perf probe (`class->perf_probe`).
     pub(crate) perf_probe: *mut c_void,
-    /// The delayed destroy, run by the work [`UserEvent::queue_destroy`] queues.
-    pub(crate) destroy: unsafe extern "C" fn(*mut bindings::work_struct),
+}
+
+/// The `(type, name)` of each field in `fields`, whose strings are in `strings`.
+fn names<'a>(
+    strings: &'a [u8],
+    fields: &'a [FieldRec],
+) -> impl Iterator<Item = (&'a str, &'a str)> + Clone + 'a {
+    fields
+        .iter()
+        .map(move |f| (str_in(strings, &f.ty), str_in(strings, &f.name)))
+}
+
+/// The string at `range` of `strings`.
+fn str_in<'a>(strings: &'a [u8], range: &Range<usize>) -> &'a str {
+    // The strings were copied from `&str`s, so every stored range is valid UTF-8.
+    strings
+        .get(range.clone())
+        .and_then(|b| core::str::from_utf8(b).ok())
+        .unwrap_or("")
 }
 
 impl UserEvent {
@@ -124,17 +177,6 @@ impl UserEvent {
         unsafe { NonNull::new_unchecked(devent.byte_sub(offset_of!(Self, devent)).cast::<Self>()) }
     }
 
-    /// The event whose delayed destroy `work` is.
-    ///
-    /// # Safety
-    ///
-    /// `work` must be the work of the `put_work` of an initialised [`UserEvent`].
-    pub(crate) unsafe fn from_destroy_work(work: *mut bindings::work_struct) -> NonNull<Self> {
-        // SAFETY: `work` is the `work` member, at offset 0, of the `put_work` field of a live
-        // `UserEvent` (container_of).
-        unsafe { NonNull::new_unchecked(work.byte_sub(offset_of!(Self, put_work)).cast::<Self>()) }
-    }
-
     /// Parses a new event `name args`; `multi_id` names a multi-format version.
     ///
     /// Fails with `EINVAL` for any grammar error (spec §2), `ENOMEM` on allocation failure.
@@ -143,7 +185,7 @@ impl UserEvent {
         args: &str,
         reg_flags: u16,
         multi_id: Option<u64>,
-    ) -> Result<KBox<Self>> {
+    ) -> Result<Pin<KBox<Self>>> {
         let mut strings = KVec::new();
         let reg_name = push_str(&mut strings, name.as_bytes())?;
         let tp_name = match multi_id {
@@ -177,39 +219,37 @@ impl UserEvent {
                 GFP_KERNEL,
             )?;
         }
-        let mut this = Self {
-            call: Opaque::zeroed(),
-            class: Opaque::zeroed(),
-            tracepoint: Opaque::zeroed(),
-            fields_end: Opaque::zeroed(),
-            funcs: Opaque::zeroed(),
-            put_work: Opaque::zeroed(),
-            devent: Opaque::zeroed(),
-            strings,
-            reg_name,
-            tp_name,
-            print_fmt: 0..0,
-            fields,
-            validators,
-            min_size,
-            reg_flags,
-            refcnt: Refcount::new(1),
-            status: core::sync::atomic::AtomicU8::new(0),
-        };
-        let print_fmt = KBuf::c_string(|buf| print_fmt::write_print_fmt(buf, this.field_names()))?;
-        let len = print_fmt.len() - 1;
-        let start = this.strings.len();
-        this.strings.extend_from_slice(&print_fmt, GFP_KERNEL)?;
-        this.print_fmt = start..start + len;
-        Ok(KBox::new(this, GFP_KERNEL)?)
+        let print_fmt =
+            KBuf::c_string(|buf| print_fmt::write_print_fmt(buf, names(&strings, &fields)))?;
+        let start = strings.len();
+        strings.extend_from_slice(&print_fmt, GFP_KERNEL)?;
+        let print_fmt = start..start + print_fmt.len() - 1;
+        KBox::pin_init(
+            pin_init!(Self {
+                call: Opaque::zeroed(),
+                class: Opaque::zeroed(),
+                tracepoint: Opaque::zeroed(),
+                fields_end: Opaque::zeroed(),
+                funcs: Opaque::zeroed(),
+                put_work <- new_delayed_work!("UserEvent::put_work"),
+                devent: Opaque::zeroed(),
+                strings,
+                reg_name,
+                tp_name,
+                print_fmt,
+                fields,
+                validators,
+                min_size,
+                reg_flags,
+                refcnt: Refcount::new(1),
+                status: core::sync::atomic::AtomicU8::new(0),
+            }),
+            GFP_KERNEL,
+        )
     }
 
     fn str_at(&self, range: &Range<usize>) -> &str {
-        // The strings were copied from `&str`s, so every stored range is valid UTF-8.
-        self.strings
-            .get(range.clone())
-            .and_then(|b| core::str::from_utf8(b).ok())
-            .unwrap_or("")
+        str_in(&self.strings, range)
     }
 
     fn c_str_at(&self, range: &Range<usize>) -> *const c_char {
@@ -235,12 +275,6 @@ impl UserEvent {
     /// True for a `USER_EVENT_REG_PERSIST` event.
     pub(crate) fn is_persist(&self) -> bool {
         self.reg_flags & REG_PERSIST != 0
-    }
-
-    fn field_names(&self) -> impl Iterator<Item = (&str, &str)> + Clone {
-        self.fields
-            .iter()
-            .map(|f| (self.str_at(&f.ty), self.str_at(&f.name)))
     }
 
     /// The fields in declaration order.
@@ -302,7 +336,7 @@ impl UserEvent {
     ///
     /// # Safety
     ///
-    /// `this` must be a leaked, never-moved `KBox<UserEvent>` not yet known to the core.
+    /// `this` must be a leaked, pinned `KBox<UserEvent>` not yet known to the core.
     pub(crate) unsafe fn init_c_objects(this: NonNull<Self>, callbacks: &Callbacks) -> Result {
         // SAFETY: Exclusively owned per the safety requirements.
         let ev = unsafe { this.as_ref() };
@@ -333,7 +367,6 @@ impl UserEvent {
             // in `call->refcnt` instead of pinning a module.
             (*call).flags =
                 (bindings::TRACE_EVENT_FL_TRACEPOINT | bindings::TRACE_EVENT_FL_DYNAMIC) as c_int;
-            bindings::rue_init_delayed_work(ev.put_work.get(), Some(callbacks.destroy));
             bindings::INIT_LIST_HEAD(&raw mut (*ev.devent.get()).list);
         }
         for f in ev.fields.iter() {
@@ -360,9 +393,18 @@ impl UserEvent {
         self.refcnt.inc();
     }
 
-    /// Gives an event whose count reached zero, and whose destroy failed, one reference again.
-    pub(crate) fn revive(&self) {
-        self.refcnt.set(1);
+    /// Gives an event whose count reached zero, and whose destroy could not run, the one
+    /// reference the retry of its destroy holds.
+    ///
+    /// # Safety
+    ///
+    /// `this` is a registered event whose count reached zero in
+    /// [`UserEvent::put_for_destroy`], with `event_mutex` held since.
+    pub(crate) unsafe fn revive(this: NonNull<Self>, _held: &mut Held) -> ARef<Self> {
+        // SAFETY: Not freed: only its destroy, which is the caller, frees it.
+        unsafe { this.as_ref() }.refcnt.set(1);
+        // SAFETY: The count is the one reference set above, owned by the returned `ARef`.
+        unsafe { ARef::from_raw(this) }
     }
 
     /// The reference count (`refcount_read`).
@@ -397,29 +439,43 @@ impl UserEvent {
         self.put_locked(&mut held);
     }
 
-    /// Drops the reference a queued destroy held: true if it was the last, and the destroy is
-    /// to go ahead (a registration may have taken the event meanwhile).
-    pub(crate) fn put_for_destroy(&self, _held: &mut Held) -> bool {
-        self.refcnt.dec_and_test()
+    /// Drops the reference a queued destroy held: the event if it was the last, and the
+    /// destroy is to go ahead; `None` if a registration took the event meanwhile.
+    ///
+    /// The event is not freed while `event_mutex` stays held: only its destroy frees it.
+    pub(crate) fn put_for_destroy(this: ARef<Self>, _held: &mut Held) -> Option<NonNull<Self>> {
+        let ptr = ARef::into_raw(this);
+        // SAFETY: The reference given up here kept the event alive, and `event_mutex` (held)
+        // keeps it so: the event is freed only under it.
+        unsafe { ptr.as_ref() }.refcnt.dec_and_test().then_some(ptr)
     }
 
     /// The last reference went away: destroy asynchronously, as upstream, so a registration
     /// that races in can still take the event.
-    fn last_put(&self, _held: &mut Held) {
+    fn last_put(&self, held: &mut Held) {
         if self.is_persist() {
             pr_alert!("BUG: Auto-delete engaged on persistent event\n");
             return;
         }
         self.refcnt.set(1);
-        self.queue_destroy(0);
+        // SAFETY: The count is the one reference set above, which the destroy now owns.
+        let work = unsafe { ARef::from_raw(NonNull::from(self)) };
+        Self::queue_destroy(work, 0, held);
     }
 
-    /// Queues the delayed destroy ([`Callbacks::destroy`]) in `delay` jiffies; it holds the
-    /// reference the count was set to.
-    pub(crate) fn queue_destroy(&self, delay: c_ulong) {
-        // SAFETY: `put_work` was initialised by `init_c_objects` and the event lives until the
-        // work destroys it; the event pins the module until then.
-        if !unsafe { deferred::queue_raw_delayed(self.put_work.get(), delay) } {
+    /// Queues the delayed destroy in `delay` jiffies (the group's `WorkItem`), which owns
+    /// `this`, one reference.
+    pub(crate) fn queue_destroy(this: ARef<Self>, delay: Jiffies, _held: &mut Held) {
+        // The event pins the module until its destroy ran, so the workqueue outlives the work;
+        // `None` only at exit, once every event is gone.
+        let queued = match deferred::lifecycle() {
+            Some(queue) => queue.enqueue_delayed(this, delay),
+            None => Err(this),
+        };
+        if let Err(this) = queued {
+            // Dropping it would put it again, under `event_mutex`: the count keeps it instead,
+            // so the event stays until deleted, as upstream's does when it cannot queue.
+            let _ = ARef::into_raw(this);
             pr_warn!("user_events: Unable to queue delayed destroy\n");
         }
     }

@@ -23,7 +23,7 @@ use kernel::{
     error::from_err_ptr,
     iov::IovIterSource,
     prelude::*,
-    sync::{rcu, Arc},
+    sync::{aref::ARef, rcu, Arc},
     transmute::{AsBytes, FromBytes},
     types::Opaque,
     uaccess::{UserPtr, UserSlice},
@@ -32,7 +32,14 @@ use kernel::{
 /// `MAX_EVENT_DESC`: `strndup_user` limit, NUL included.
 const MAX_EVENT_DESC: c_long = 512;
 
-/// The events a file registered, by write index; each holds a reference.
+/// The events a file registered, by write index.
+///
+/// # Invariants
+///
+/// Each entry owns one reference on its event (from [`ARef::into_raw`]). An array replaced by a
+/// larger one hands its references on to it; the last array's are put by [`FileInfo`]'s drop.
+/// They are raw pointers, not `ARef`s, because an array is copied into its successor and freed
+/// by an RCU callback, which may not put (the last put may sleep).
 struct Refs {
     events: KVec<NonNull<UserEvent>>,
     /// Frees a replaced array after a grace period ([`Refs::free_after_grace_period`]).
@@ -211,11 +218,8 @@ impl FileInfo {
         let name = core::str::from_utf8(&name).map_err(|_| EINVAL)?;
 
         let event = self.group.find_or_create(name, flags)?;
-        let index = self.add_ref(event);
-        // SAFETY: `find_or_create` returned a reference, dropped here (the file holds its own).
-        unsafe { event.as_ref() }.put();
-        let index = index?;
-        enabler::create(&scope, event, enable_addr, enable_bit)?;
+        let index = self.add_ref(&event)?;
+        enabler::create(&scope, &event, enable_addr, enable_bit)?;
         // A failure to report the index is ignored, as upstream.
         // CAST: As upstream's `(u32)index`; an index counts the file's events, far below `u32::MAX`.
         let write_index = index as u32;
@@ -231,7 +235,7 @@ impl FileInfo {
     /// Adds `event` to the file's indexes, or finds it there (upstream `user_events_ref_add`).
     ///
     /// Called under `reg_mutex`. Takes a reference for a new entry.
-    fn add_ref(&self, event: NonNull<UserEvent>) -> Result<usize> {
+    fn add_ref(&self, event: &ARef<UserEvent>) -> Result<usize> {
         let old = self.refs.load(Ordering::Acquire);
         let old_events: &[NonNull<UserEvent>] = if old.is_null() {
             &[]
@@ -239,12 +243,13 @@ impl FileInfo {
             // SAFETY: Writers hold `reg_mutex` (as the caller does), so `old` cannot be freed now.
             unsafe { &(*old).events }
         };
-        if let Some(i) = old_events.iter().position(|e| *e == event) {
+        let ptr = NonNull::from(&**event);
+        if let Some(i) = old_events.iter().position(|&e| e == ptr) {
             return Ok(i);
         }
         let mut events = KVec::with_capacity(old_events.len() + 1, GFP_KERNEL)?;
         events.extend_from_slice(old_events, GFP_KERNEL)?;
-        events.push(event, GFP_KERNEL)?;
+        events.push(ptr, GFP_KERNEL)?;
         let new = KBox::new(
             Refs {
                 events,
@@ -252,8 +257,8 @@ impl FileInfo {
             },
             GFP_KERNEL,
         )?;
-        // SAFETY: The caller holds a reference on `event`.
-        unsafe { event.as_ref() }.get();
+        // INVARIANT: The new entry owns this reference; the old entries' pass to the new array.
+        let _ = ARef::into_raw(event.clone());
         self.refs.store(KBox::into_raw(new), Ordering::Release);
         if !old.is_null() {
             // SAFETY: `old` came from `KBox::into_raw` and was just unpublished; writers may
@@ -322,8 +327,8 @@ impl Drop for FileInfo {
         // last reference, the tracing core removes it fastest while no newer event is left
         // (see `Scope::teardown`).
         for event in refs.events.iter().rev() {
-            // SAFETY: The array held one reference per entry.
-            unsafe { event.as_ref() }.put();
+            // SAFETY: The array owns one reference per entry (type invariant of `Refs`).
+            drop(unsafe { ARef::from_raw(*event) });
         }
     }
 }

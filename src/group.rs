@@ -11,12 +11,13 @@
 //! 1. **Creation** ([`Group::find_or_create`]): an existing event that matches is taken, or a
 //!    new one is parsed ([`UserEvent::new`]) and counted against `kernel.user_events_max`.
 //! 2. **Registration** ([`register`]): a module reference, the C objects with this module's
-//!    probes and delayed destroy ([`CALLBACKS`]), `register_trace_event`,
+//!    probes ([`CALLBACKS`]), `register_trace_event`,
 //!    `trace_add_event_call`, the `dynamic_events` link, the persistent reference; then the
 //!    table entry.
-//! 3. **Use**: files, enablers, consumers and listings take and drop references
-//!    ([`UserEvent::get`], [`UserEvent::put`]).
-//! 4. **Destruction**: the last put queues the delayed destroy ([`destroy_work`]), or
+//! 3. **Use**: files, enablers and consumers take and drop references (an [`ARef`], or
+//!    [`UserEvent::get`] and [`UserEvent::put_locked`] under `event_mutex`).
+//! 4. **Destruction**: the last put queues the delayed destroy ([`destroy`], the event's
+//!    [`WorkItem`]), or
 //!    `DIAG_IOCSDEL`/`dynamic_events` deletes an unused event ([`unlink_and_free`]):
 //!    `trace_remove_event_call`, the `dynamic_events` unlink, the table entry, the memory and
 //!    the module reference, in that order.
@@ -43,8 +44,10 @@ use core::{
 use kernel::{
     new_mutex,
     prelude::*,
-    sync::{Arc, Mutex},
-    types::ForeignOwnable, //
+    sync::{aref::ARef, Arc, Mutex},
+    time::Jiffies,
+    types::ForeignOwnable,
+    workqueue::WorkItem, //
 };
 
 /// Default and initial value of `kernel.user_events_max`.
@@ -185,7 +188,7 @@ impl Group {
         &self,
         name_args: &str,
         reg_flags: u16,
-    ) -> Result<NonNull<UserEvent>> {
+    ) -> Result<ARef<UserEvent>> {
         let cmd = grammar::parse_command(name_args).map_err(|_| EINVAL)?;
         if reg_flags & REG_PERSIST != 0 && !perfmon_capable() {
             return Err(EPERM);
@@ -221,7 +224,9 @@ impl Group {
             .bucket(cmd.name)
             .push(ptr, GFP_KERNEL)
             .expect("reserved");
-        Ok(ptr)
+        // SAFETY: `register` returned the event with its creator's reference, given to the
+        // caller here.
+        Ok(unsafe { ARef::from_raw(ptr) })
     }
 
     /// `DIAG_IOCSDEL`: deletes every event registered as `name` (upstream `delete_user_event`).
@@ -251,20 +256,15 @@ impl Group {
     }
 }
 
-/// Looks for an event matching `name`/`args` (upstream `find_user_event`): +1 reference.
-fn find(
-    held: &mut Held,
-    name: &str,
-    args: &str,
-    multi: bool,
-) -> Result<Option<NonNull<UserEvent>>> {
-    for (ptr, ev) in STATE.get(held).named(name) {
+/// Looks for an event matching `name`/`args` (upstream `find_user_event`), and takes a
+/// reference.
+fn find(held: &mut Held, name: &str, args: &str, multi: bool) -> Result<Option<ARef<UserEvent>>> {
+    for (_, ev) in STATE.get(held).named(name) {
         if ev.is_multi() != multi {
             continue;
         }
         if matching::fields_match(ev.field_tuples(), args, true) {
-            ev.get();
-            return Ok(Some(ptr));
+            return Ok(Some(ev.into()));
         }
         if !multi {
             return Err(EADDRINUSE);
@@ -277,7 +277,6 @@ fn find(
 const CALLBACKS: Callbacks = Callbacks {
     probe: probes::ftrace_probe as *mut c_void,
     perf_probe: probes::perf_probe as *mut c_void,
-    destroy: destroy_work,
 };
 
 /// This module, as the kernel's `struct module` (C's `THIS_MODULE`): the identity `module!`
@@ -291,13 +290,15 @@ fn this_module() -> *mut bindings::module {
 /// Returns the event as a raw pointer owned by the tracing core from now on, with one
 /// reference (two for persistent events) and one module reference. The caller enters it into
 /// the table.
-fn register(event: KBox<UserEvent>, held: &mut Held) -> Result<NonNull<UserEvent>> {
+fn register(event: Pin<KBox<UserEvent>>, held: &mut Held) -> Result<NonNull<UserEvent>> {
     let module = this_module();
     // SAFETY: `module` is this module, which is live while its code runs.
     if !unsafe { bindings::try_module_get(module) } {
         return Err(ENODEV);
     }
-    let ptr = NonNull::from(KBox::leak(event));
+    // SAFETY: The event is never moved out of its allocation: it is freed in place (below, or
+    // by `unlink_and_free`).
+    let ptr = NonNull::from(KBox::leak(unsafe { Pin::into_inner_unchecked(event) }));
     // SAFETY: `ptr` is a fresh, exclusively owned allocation that will not move.
     if let Err(e) = unsafe { add_to_core(ptr, held) } {
         // SAFETY: Registration failed before the core kept any pointer into `ptr`.
@@ -313,7 +314,7 @@ fn register(event: KBox<UserEvent>, held: &mut Held) -> Result<NonNull<UserEvent
 ///
 /// # Safety
 ///
-/// `this` must be a leaked, never-moved `KBox<UserEvent>` not yet known to the core.
+/// `this` must be a leaked, pinned `KBox<UserEvent>` not yet known to the core.
 unsafe fn add_to_core(this: NonNull<UserEvent>, held: &mut Held) -> Result {
     // SAFETY: Guaranteed by the caller.
     unsafe { UserEvent::init_c_objects(this, &CALLBACKS)? };
@@ -408,31 +409,35 @@ enum DestroyRetry {
 
 impl DestroyRetry {
     /// Jiffies until the next try.
-    fn delay(self) -> c_ulong {
+    fn delay(self) -> Jiffies {
         let delay = match self {
             Self::CoreBusy => bindings::HZ / 10,
             Self::Failed => bindings::HZ,
         };
-        delay as c_ulong
+        delay as Jiffies
     }
 }
 
-/// The delayed destroy (upstream `delayed_destroy_user_event`), queued by the last put.
-///
-/// # Safety
-///
-/// Called by the workqueue with the delayed destroy work of a registered [`UserEvent`], which
-/// holds one reference.
-unsafe extern "C" fn destroy_work(work: *mut bindings::work_struct) {
-    // SAFETY: Guaranteed by the caller.
-    let ptr = unsafe { UserEvent::from_destroy_work(work) };
-    let mut held = Held::lock();
-    // SAFETY: The event is registered and in the table until destroyed below: the queued work
-    // holds a reference.
-    let ev = unsafe { ptr.as_ref() };
-    if !ev.put_for_destroy(&mut held) {
-        return;
+/// An event's delayed destroy, queued by its last put ([`UserEvent::queue_destroy`]) with the
+/// reference the put left.
+impl WorkItem for UserEvent {
+    type Pointer = ARef<UserEvent>;
+
+    fn run(this: ARef<UserEvent>) {
+        destroy(this);
     }
+}
+
+/// The delayed destroy (upstream `delayed_destroy_user_event`): unless a registration took the
+/// event since its last put, removes and frees it, or tries again later.
+fn destroy(this: ARef<UserEvent>) {
+    let mut held = Held::lock();
+    let Some(ptr) = UserEvent::put_for_destroy(this, &mut held) else {
+        return;
+    };
+    // SAFETY: Its count reached zero with `event_mutex` held, so nothing frees it but this
+    // destroy; it is registered and in the table until `unlink_and_free` succeeds.
+    let ev = unsafe { ptr.as_ref() };
     let retry = if ev.core_busy() {
         DestroyRetry::CoreBusy
     } else if unlink_and_free(ptr, &mut held).is_err() {
@@ -446,10 +451,10 @@ unsafe extern "C" fn destroy_work(work: *mut bindings::work_struct) {
     };
     // A destroy that could not run now keeps its reference and tries again later; the pending
     // retry pins the module (the event does).
-    // SAFETY: Still registered and in the table: `unlink_and_free` failed before freeing.
-    let ev = unsafe { ptr.as_ref() };
-    ev.revive();
-    ev.queue_destroy(retry.delay());
+    // SAFETY: Still registered and in the table: `unlink_and_free` failed before freeing, and
+    // `event_mutex` was held since the count reached zero.
+    let this = unsafe { UserEvent::revive(ptr, &mut held) };
+    UserEvent::queue_destroy(this, retry.delay(), &mut held);
 }
 
 /// Every event's tracepoint name and status bits, in hash-table order: for each, the bits, the

@@ -257,17 +257,6 @@ struct workqueue_struct *rue_alloc_unbound_workqueue(const char *name)
 	return alloc_workqueue("%s", WQ_UNBOUND, 0, name);
 }
 
-void rue_init_delayed_work(struct delayed_work *work, void (*func)(struct work_struct *))
-{
-	INIT_DELAYED_WORK(work, func);
-}
-
-bool rue_queue_delayed_work(struct workqueue_struct *wq, struct delayed_work *work,
-			    unsigned long delay)
-{
-	return queue_delayed_work(wq, work, delay);
-}
-
 bool rue_trace_event_dyn_busy(struct trace_event_call *call)
 {
 	return atomic_read(&call->refcnt) != 0;
