@@ -12,7 +12,7 @@ pub mod perf;
 pub mod tracefs;
 pub mod tracer;
 
-use std::io::Error;
+use std::{io::Error, process::Command};
 
 /// One guest test.
 pub struct Test {
@@ -42,13 +42,48 @@ pub fn run(tests: &[Test]) -> ! {
     std::process::exit(if failed == 0 { 0 } else { 1 })
 }
 
+/// The argument a test binary is started with to play a client that registers, is enabled and
+/// exits with everything still open, leaving the cleanup to the kernel.
+pub const CHILD_ARG: &str = "register-and-exit";
+
+/// In a process started with [`CHILD_ARG`], runs `child` and exits: 0 if it succeeded, 1 after
+/// printing its error. Returns in any other process.
+pub fn child_main(child: fn() -> Result<(), String>) {
+    if std::env::args().nth(1).as_deref() != Some(CHILD_ARG) {
+        return;
+    }
+    if let Err(e) = child() {
+        println!("child: {e}");
+        std::process::exit(1);
+    }
+    std::process::exit(0);
+}
+
+/// Runs this binary as the child ([`child_main`]) and checks that it succeeded and printed
+/// `said`.
+pub fn run_child(said: &str) -> Result<(), String> {
+    let exe = std::env::current_exe().map_err(|e| e.to_string())?;
+    let out = Command::new(exe)
+        .arg(CHILD_ARG)
+        .output()
+        .map_err(|e| e.to_string())?;
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    ensure(
+        out.status.success(),
+        format!("child: {:?}: {stdout}", out.status),
+    )?;
+    ensure(stdout.contains(said), format!("child said {stdout:?}"))
+}
+
 /// Checks that a libc-style return value failed with `errno`.
 pub fn expect_errno(what: &str, ret: isize, errno: i32) -> Result<(), String> {
     let got = Error::last_os_error().raw_os_error().unwrap_or(0);
     if ret == -1 && got == errno {
         Ok(())
     } else {
-        Err(format!("{what}: expected errno {errno}, got ret {ret} errno {got}"))
+        Err(format!(
+            "{what}: expected errno {errno}, got ret {ret} errno {got}"
+        ))
     }
 }
 

@@ -12,13 +12,13 @@
 use eventheader::{FieldFormat, Level, Opcode};
 use eventheader_dynamic::{EventBuilder, EventSet, Provider};
 use rue_guest_tests::{
+    child_main,
     decode::Format,
-    ensure, run,
+    ensure, run, run_child,
     tracefs::{event_exists, expect_status, ftrace_enable, wait_event_gone, wait_until},
     tracer::{Tracer, Via},
     Test,
 };
-use std::process::Command;
 
 const PROVIDER: &str = "RueEh";
 const GROUP: &str = "rue";
@@ -177,7 +177,6 @@ fn provider_unregister_clears_enabled() -> Result<(), String> {
 /// tracepoint referenced until this process exits.
 const CHILD_PROVIDER: &str = "RueEhChild";
 const CHILD_TRACEPOINT: &str = "RueEhChild_L3K2aGrue";
-const CHILD_ARG: &str = "register-and-exit";
 
 /// The child: registers, is enabled through ftrace, writes, and exits with everything open.
 fn child() -> Result<(), String> {
@@ -194,31 +193,12 @@ fn child() -> Result<(), String> {
 }
 
 fn event_deleted_after_the_registering_process_exits() -> Result<(), String> {
-    let exe = std::env::current_exe().map_err(|e| e.to_string())?;
-    let out = Command::new(exe)
-        .arg(CHILD_ARG)
-        .output()
-        .map_err(|e| e.to_string())?;
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    ensure(
-        out.status.success(),
-        format!("child: {:?}: {stdout}", out.status),
-    )?;
-    ensure(
-        stdout.contains("registered, enabled and written"),
-        format!("child said {stdout:?}"),
-    )?;
+    run_child("registered, enabled and written")?;
     wait_event_gone(CHILD_TRACEPOINT)
 }
 
 fn main() {
-    if std::env::args().nth(1).as_deref() == Some(CHILD_ARG) {
-        if let Err(e) = child() {
-            println!("child: {e}");
-            std::process::exit(1);
-        }
-        std::process::exit(0);
-    }
+    child_main(child);
     run(&[
         Test {
             name: "register_set_creates_the_eventheader_tracepoint",

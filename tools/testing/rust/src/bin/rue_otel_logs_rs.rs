@@ -20,16 +20,14 @@ use opentelemetry_sdk::{
 };
 use opentelemetry_user_events_logs::Processor;
 use rue_guest_tests::{
+    child_main,
     decode::Format,
-    ensure, run,
+    ensure, run, run_child,
     tracefs::{expect_status, ftrace_enable, wait_event_gone, wait_until},
     tracer::{Tracer, Via},
     Test,
 };
-use std::{
-    process::Command,
-    time::{Duration, SystemTime},
-};
+use std::time::{Duration, SystemTime};
 
 const PROVIDER: &str = "rue_otel";
 /// Every OpenTelemetry severity the exporter maps to an EventHeader level, one per level.
@@ -185,7 +183,6 @@ fn processor_shutdown_unregisters() -> Result<(), String> {
 }
 
 const CHILD_PROVIDER: &str = "rue_otel_child";
-const CHILD_ARG: &str = "register-and-exit";
 
 /// The child: builds its logger provider (another provider name: this process's data file
 /// keeps `rue_otel`'s tracepoints referenced), is enabled at Error through ftrace, logs, and
@@ -205,20 +202,7 @@ fn child() -> Result<(), String> {
 }
 
 fn events_deleted_after_the_registering_process_exits() -> Result<(), String> {
-    let exe = std::env::current_exe().map_err(|e| e.to_string())?;
-    let out = Command::new(exe)
-        .arg(CHILD_ARG)
-        .output()
-        .map_err(|e| e.to_string())?;
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    ensure(
-        out.status.success(),
-        format!("child: {:?}: {stdout}", out.status),
-    )?;
-    ensure(
-        stdout.contains("registered, enabled and logged"),
-        format!("child said {stdout:?}"),
-    )?;
+    run_child("registered, enabled and logged")?;
     for (_, level) in LEVELS {
         wait_event_gone(&tracepoint(CHILD_PROVIDER, level))?;
     }
@@ -226,13 +210,7 @@ fn events_deleted_after_the_registering_process_exits() -> Result<(), String> {
 }
 
 fn main() {
-    if std::env::args().nth(1).as_deref() == Some(CHILD_ARG) {
-        if let Err(e) = child() {
-            println!("child: {e}");
-            std::process::exit(1);
-        }
-        std::process::exit(0);
-    }
+    child_main(child);
     run(&[
         Test {
             name: "processor_registers_a_tracepoint_per_level",

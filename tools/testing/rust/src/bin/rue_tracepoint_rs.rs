@@ -10,13 +10,14 @@
 //! without unregistering, and the kernel deletes the event.
 
 use rue_guest_tests::{
+    child_main,
     decode::Format,
-    ensure, run,
+    ensure, run, run_child,
     tracefs::{event_exists, expect_status, ftrace_enable, wait_event_gone, wait_until},
     tracer::{Tracer, Via},
     Test,
 };
-use std::{ffi::CStr, pin::Pin, process::Command};
+use std::{ffi::CStr, pin::Pin};
 use tracepoint::{EventDataDescriptor, TracepointState};
 
 const NAME: &str = "otlp_metrics";
@@ -117,20 +118,7 @@ fn unregister_clears_the_enable_word() -> Result<(), String> {
 }
 
 fn event_deleted_after_the_registering_process_exits() -> Result<(), String> {
-    let exe = std::env::current_exe().map_err(|e| e.to_string())?;
-    let out = Command::new(exe)
-        .arg(CHILD_ARG)
-        .output()
-        .map_err(|e| e.to_string())?;
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    ensure(
-        out.status.success(),
-        format!("child: {:?}: {stdout}", out.status),
-    )?;
-    ensure(
-        stdout.contains("registered and enabled"),
-        format!("child said {stdout:?}"),
-    )?;
+    run_child("registered and enabled")?;
     wait_event_gone(CHILD_NAME)
 }
 
@@ -139,7 +127,6 @@ fn event_deleted_after_the_registering_process_exits() -> Result<(), String> {
 const CHILD_NAME: &str = "otlp_metrics_child";
 const CHILD_DEFINITION: &CStr =
     c"otlp_metrics_child u32 protocol;char[8] version;__rel_loc u8[] buffer;";
-const CHILD_ARG: &str = "register-and-exit";
 
 /// The child: registers, is enabled through ftrace, and exits with the registration, the
 /// enabler and the data file still open, leaving the cleanup to the kernel.
@@ -158,13 +145,7 @@ fn child() -> Result<(), String> {
 }
 
 fn main() {
-    if std::env::args().nth(1).as_deref() == Some(CHILD_ARG) {
-        if let Err(e) = child() {
-            println!("child: {e}");
-            std::process::exit(1);
-        }
-        std::process::exit(0);
-    }
+    child_main(child);
     run(&[
         Test {
             name: "registers_with_the_exporters_definition",
