@@ -49,15 +49,15 @@ bool rue_trace_trigger_soft_disabled(struct trace_event_file *file);
 /* The tracing core's read side for tracepoint probes: guard(srcu_fast_notrace). */
 void *rue_tracepoint_read_lock(void);
 void rue_tracepoint_read_unlock(void *cookie);
-/* rcu_dereference_raw(tp->funcs), under rue_tracepoint_read_lock() or event_mutex. */
-struct tracepoint_func *rue_tracepoint_funcs(struct tracepoint *tp);
-/* static_key_enabled(&tp->key): some probe is attached. */
-bool rue_tracepoint_enabled(struct tracepoint *tp);
+/*
+ * The write path's section, one call each way: preempt_disable_notrace() and
+ * the read side above; the read side and preempt_enable_notrace().
+ */
+void *rue_tracepoint_write_lock(void);
+void rue_tracepoint_write_unlock(void *cookie);
 /* tracepoint_synchronize_unregister(). */
 void rue_tracepoint_synchronize_unregister(void);
 
-void rue_preempt_disable(void);
-void rue_preempt_enable(void);
 /* smp_processor_id(): call with preemption disabled. nr_cpu_ids. */
 unsigned int rue_smp_processor_id(void);
 unsigned int rue_nr_cpu_ids(void);
@@ -102,11 +102,13 @@ void rue_page_change_bit(struct page *page, unsigned long offset, unsigned int b
 
 /* this_cpu_ptr(call->perf_events), or NULL before any perf event was opened. */
 struct hlist_head *rue_perf_events_head(struct trace_event_call *call);
-/* hlist_empty(head) for a non-NULL head; bpf_prog_array_valid(call). */
-bool rue_hlist_empty(const struct hlist_head *head);
+/* bpf_prog_array_valid(call). */
 bool rue_bpf_prog_array_valid(struct trace_event_call *call);
-/* perf_fetch_caller_regs(regs). */
-void rue_perf_fetch_caller_regs(struct pt_regs *regs);
+/*
+ * perf_trace_buf_alloc(), and on success perf_fetch_caller_regs() into the
+ * register buffer it handed out.
+ */
+void *rue_perf_trace_buf_alloc(int size, struct pt_regs **regs, int *rctxp);
 
 /* iov_iter_count(); trace_handle_return(). */
 size_t rue_iov_iter_count(const struct iov_iter *iter);

@@ -12,7 +12,9 @@ use crate::{
         self, Command, SizeError, UserReg, UserUnreg, USER_REG_MIN_SIZE,
         USER_REG_WRITE_INDEX_OFFSET, USER_UNREG_MIN_SIZE,
     },
-    scope, write,
+    scope,
+    tracepoint::WriteGuard,
+    write,
 };
 use core::{
     mem::offset_of,
@@ -23,7 +25,7 @@ use kernel::{
     error::from_err_ptr,
     iov::IovIterSource,
     prelude::*,
-    sync::{aref::ARef, rcu, Arc},
+    sync::{aref::ARef, Arc},
     transmute::{AsBytes, FromBytes},
     types::Opaque,
     uaccess::{UserPtr, UserSlice},
@@ -298,18 +300,18 @@ impl FileInfo {
     pub(crate) fn write(&self, iov: &mut IovIterSource<'_>) -> Result<usize> {
         let total = iov.len();
         let index = write::read_index(iov)?;
-        let event = {
-            let _rcu = rcu::read_lock();
-            let refs = self.refs.load(Ordering::Acquire);
-            if refs.is_null() {
-                return Err(ENOENT);
-            }
-            // SAFETY: Under RCU the published array stays allocated (see `add_ref`).
-            unsafe { (&*refs).events.get(index).copied() }.ok_or(ENOENT)?
-        };
+        // The write path's one section, also an RCU read-side critical section.
+        let guard = WriteGuard::lock();
+        let refs = self.refs.load(Ordering::Acquire);
+        if refs.is_null() {
+            return Err(ENOENT);
+        }
+        // SAFETY: Under `guard`, an RCU reader, the published array stays allocated (see
+        // `add_ref`).
+        let event = unsafe { (&*refs).events.get(index).copied() }.ok_or(ENOENT)?;
         // SAFETY: The file holds a reference on every event in its array, and the VFS keeps the
         // file alive during the write, so `event` stays registered.
-        unsafe { write::write_event(event.as_ref(), iov)? };
+        unsafe { write::write_event(event.as_ref(), iov, guard)? };
         Ok(total)
     }
 }

@@ -37,7 +37,7 @@ macro_rules! size {
 }
 
 /// The Rust side of the check, in the order of `rue_layout_c`.
-fn rust_layout() -> [Fact; 14] {
+fn rust_layout() -> [Fact; 15] {
     [
         size!(file),
         offset!(file, private_data),
@@ -52,6 +52,7 @@ fn rust_layout() -> [Fact; 14] {
         size!(list_head),
         size!(mutex),
         size!(tracepoint),
+        offset!(tracepoint, key),
         offset!(tracepoint, funcs),
     ]
 }

@@ -16,8 +16,8 @@ use crate::{
     symbols::Discard,
     tracepoint::{self, Probe, ReadGuard},
 };
-use core::fmt;
 use core::sync::atomic::{AtomicPtr, Ordering};
+use core::{fmt, ptr::NonNull};
 use kernel::prelude::*;
 
 /// `EVENT_STATUS_FTRACE`.
@@ -60,9 +60,10 @@ impl Consumer {
         }
     }
 
-    /// False when this consumer would record nothing from a write now, so the write need not
-    /// copy its payload for it: an ftrace file that is off, soft-disabled without triggers or
-    /// whose instance has `tracing_on` at 0, or a perf event on no CPU but another.
+    /// What this consumer needs to record a write now; `None` when it would record nothing,
+    /// so the write need not copy its payload for it: an ftrace file that is off,
+    /// soft-disabled without triggers or whose instance has `tracing_on` at 0, or a perf event
+    /// on no CPU but another.
     ///
     /// A hint read without locks, as the consumers' own checks are: a consumer that turns on
     /// while the write runs may miss it, as with upstream.
@@ -72,35 +73,46 @@ impl Consumer {
     /// Under the tracepoint read lock with preemption disabled; `event` is the registered event
     /// the consumer is attached to.
     #[inline(always)]
-    pub(crate) unsafe fn would_record(self, event: &UserEvent) -> bool {
+    pub(crate) unsafe fn recorder(self, event: &UserEvent) -> Option<Recorder> {
         match self {
             Self::Ftrace(file) => {
                 if file.is_null() {
-                    return false;
+                    return None;
                 }
                 // SAFETY: `file` is the live ftrace file the probe was registered with.
                 let flags = unsafe { (*file).flags };
                 if flags & bindings::EVENT_FILE_FL_ENABLED as c_ulong == 0 {
-                    return false;
+                    return None;
                 }
                 // Its triggers run on every write, recorded or not.
                 if flags & bindings::EVENT_FILE_FL_TRIGGER_MODE as c_ulong != 0 {
-                    return true;
+                    return Some(Recorder::Ftrace(file));
                 }
                 if flags & bindings::EVENT_FILE_FL_SOFT_DISABLED as c_ulong != 0 {
-                    return false;
+                    return None;
                 }
                 // SAFETY: A live file's instance outlives it; the flag is an `int` that
                 // `tracing_on` writes (`tracer_tracing_off`), read once.
                 let off =
                     unsafe { core::ptr::addr_of!((*(*file).tr).buffer_disabled).read_volatile() };
-                off == 0
+                (off == 0).then_some(Recorder::Ftrace(file))
             }
             // SAFETY: Guaranteed by the caller.
-            Self::Perf => unsafe { perf_would_record(event) },
-            Self::Other(..) => true,
+            Self::Perf => unsafe { perf_head(event) }.map(Recorder::Perf),
+            Self::Other(..) => Some(Recorder::Other),
         }
     }
+}
+
+/// A consumer that would record a write now ([`Consumer::recorder`]), with what recording needs.
+#[derive(Clone, Copy)]
+pub(crate) enum Recorder {
+    /// The module's ftrace probe's file.
+    Ftrace(*mut bindings::trace_event_file),
+    /// The module's perf probe, with this CPU's list of perf events on the event.
+    Perf(NonNull<bindings::hlist_head>),
+    /// Any other probe.
+    Other,
 }
 
 /// Recomputes who consumes `event` and rewrites its enablers (`update_enable_bit_for`).
@@ -314,7 +326,7 @@ unsafe fn ftrace_emit<E>(
     let flags = unsafe { (*file).flags };
     if flags & bindings::EVENT_FILE_FL_ENABLED as c_ulong == 0
         // SAFETY: As above.
-        || unsafe { bindings::rue_trace_trigger_soft_disabled(file) }
+        || unsafe { soft_disabled(file, flags) }
     {
         return Ok(());
     }
@@ -344,22 +356,37 @@ unsafe fn ftrace_emit<E>(
     Ok(())
 }
 
-/// Whether a perf event on this CPU, or a BPF program, takes samples of `event`.
+/// `trace_trigger_soft_disabled(file)` for a file whose `flags` were just read: its common case
+/// (no trigger, not soft-disabled, no pid filter) is one test here, the rest the C inline.
+///
+/// # Safety
+///
+/// As [`ftrace_record`].
+#[inline(always)]
+unsafe fn soft_disabled(file: *mut bindings::trace_event_file, flags: c_ulong) -> bool {
+    const SLOW: c_ulong = (bindings::EVENT_FILE_FL_TRIGGER_MODE
+        | bindings::EVENT_FILE_FL_SOFT_DISABLED
+        | bindings::EVENT_FILE_FL_PID_FILTER) as c_ulong;
+    // SAFETY: `file` is live (the caller's guarantee).
+    flags & SLOW != 0 && unsafe { bindings::rue_trace_trigger_soft_disabled(file) }
+}
+
+/// This CPU's list of perf events on `event`, when a perf event on this CPU or a BPF program
+/// takes samples of it.
 ///
 /// # Safety
 ///
 /// Preemption disabled; `event` registered.
 #[inline(always)]
-unsafe fn perf_would_record(event: &UserEvent) -> bool {
+unsafe fn perf_head(event: &UserEvent) -> Option<NonNull<bindings::hlist_head>> {
     let call = event.call();
-    // SAFETY: `call` is registered; preemption is disabled (safety requirements).
-    let head = unsafe { bindings::rue_perf_events_head(call) };
-    // No perf event was ever opened on the event: nothing (not even BPF) can be attached.
-    if head.is_null() {
-        return false;
-    }
-    // SAFETY: As above; `head` is this CPU's live list.
-    unsafe { bindings::rue_bpf_prog_array_valid(call) || !bindings::rue_hlist_empty(head) }
+    // SAFETY: `call` is registered; preemption is disabled (safety requirements). Null when no
+    // perf event was ever opened on the event: nothing (not even BPF) can be attached then.
+    let head = NonNull::new(unsafe { bindings::rue_perf_events_head(call) })?;
+    // SAFETY: `head` is this CPU's live list; `hlist_empty` is this one read of `first`.
+    let empty = unsafe { core::ptr::addr_of!((*head.as_ptr()).first).read_volatile() }.is_null();
+    // SAFETY: As above.
+    (!empty || unsafe { bindings::rue_bpf_prog_array_valid(call) }).then_some(head)
 }
 
 /// `PERF_MAX_TRACE_SIZE`: the largest raw sample perf's per-CPU buffers hold.
@@ -424,14 +451,16 @@ pub(crate) unsafe fn perf_record(event: &UserEvent, payload: &[u8]) {
 ///
 /// # Safety
 ///
-/// As [`perf_record`]; `fill` must write `count` bytes after the header or fail.
+/// As [`perf_record`]; `head` is what [`Consumer::recorder`] gave for `event` in the same
+/// section; `fill` must write `count` bytes after the header or fail.
 pub(crate) unsafe fn perf_record_with<E>(
     event: &UserEvent,
+    head: NonNull<bindings::hlist_head>,
     count: usize,
     fill: impl FnOnce(&mut [u8]) -> core::result::Result<(), E>,
 ) -> core::result::Result<(), E> {
     // SAFETY: Guaranteed by the caller.
-    unsafe { perf_emit(event, count, fill) }
+    unsafe { perf_emit_to(event, head, count, fill) }
 }
 
 /// Allocates perf's per-CPU sample buffer for `8 + count` bytes, has `fill` write the
@@ -447,13 +476,26 @@ unsafe fn perf_emit<E>(
     fill: impl FnOnce(&mut [u8]) -> core::result::Result<(), E>,
 ) -> core::result::Result<(), E> {
     // SAFETY: Guaranteed by the caller.
-    if !unsafe { perf_would_record(event) } {
-        return Ok(());
+    match unsafe { perf_head(event) } {
+        // SAFETY: As above; `head` is this CPU's list, just read.
+        Some(head) => unsafe { perf_emit_to(event, head, count, fill) },
+        None => Ok(()),
     }
+}
+
+/// [`perf_emit`] with this CPU's list of perf events on `event`, which takes samples of it.
+///
+/// # Safety
+///
+/// As [`perf_emit`]; `head` is this CPU's list, read in the same section.
+#[inline(always)]
+unsafe fn perf_emit_to<E>(
+    event: &UserEvent,
+    head: NonNull<bindings::hlist_head>,
+    count: usize,
+    fill: impl FnOnce(&mut [u8]) -> core::result::Result<(), E>,
+) -> core::result::Result<(), E> {
     let call = event.call();
-    // SAFETY: `call` is registered; preemption is disabled by the write path. Not null: checked
-    // above.
-    let head = unsafe { bindings::rue_perf_events_head(call) };
     let size = 8 + count;
     let aligned = size.next_multiple_of(8);
     if aligned > PERF_MAX_TRACE_SIZE {
@@ -463,13 +505,12 @@ unsafe fn perf_emit<E>(
     let mut regs: *mut bindings::pt_regs = core::ptr::null_mut();
     let mut rctx: c_int = 0;
     // CAST: `aligned` is at most 8192.
-    // SAFETY: Preemption is disabled; perf hands out this CPU's buffer and a recursion context.
-    let raw = unsafe { bindings::perf_trace_buf_alloc(aligned as c_int, &mut regs, &mut rctx) };
+    // SAFETY: Preemption is disabled; perf hands out this CPU's buffer and a recursion context,
+    // and the caller's registers are fetched into its register buffer.
+    let raw = unsafe { bindings::rue_perf_trace_buf_alloc(aligned as c_int, &mut regs, &mut rctx) };
     if raw.is_null() {
         return Ok(());
     }
-    // SAFETY: `regs` is perf's per-CPU register buffer.
-    unsafe { bindings::rue_perf_fetch_caller_regs(regs) };
     // SAFETY: `raw` holds `aligned >= size` bytes, this CPU's until submitted.
     let record = unsafe { core::slice::from_raw_parts_mut(raw.cast::<u8>(), size) };
     // CAST: `size` is at most 8192.
@@ -503,7 +544,7 @@ unsafe fn perf_emit<E>(
             call,
             1,
             regs,
-            head,
+            head.as_ptr(),
             core::ptr::null_mut(),
         )
     };

@@ -43,6 +43,7 @@ const struct rue_layout_entry rue_layout_c[] = {
 	RUE_SIZE(list_head),
 	RUE_SIZE(mutex),
 	RUE_SIZE(tracepoint),
+	RUE_OFFSET(tracepoint, key),
 	RUE_OFFSET(tracepoint, funcs),
 };
 const unsigned int rue_layout_c_len = ARRAY_SIZE(rue_layout_c);
@@ -73,29 +74,21 @@ void rue_tracepoint_read_unlock(void *cookie)
 				      (struct srcu_ctr __percpu *)(unsigned long)cookie);
 }
 
-struct tracepoint_func *rue_tracepoint_funcs(struct tracepoint *tp)
+void *rue_tracepoint_write_lock(void)
 {
-	return rcu_dereference_raw(tp->funcs);
+	preempt_disable_notrace();
+	return rue_tracepoint_read_lock();
 }
 
-bool rue_tracepoint_enabled(struct tracepoint *tp)
+void rue_tracepoint_write_unlock(void *cookie)
 {
-	return static_key_enabled(&tp->key);
+	rue_tracepoint_read_unlock(cookie);
+	preempt_enable_notrace();
 }
 
 void rue_tracepoint_synchronize_unregister(void)
 {
 	tracepoint_synchronize_unregister();
-}
-
-void rue_preempt_disable(void)
-{
-	preempt_disable_notrace();
-}
-
-void rue_preempt_enable(void)
-{
-	preempt_enable_notrace();
 }
 
 unsigned int rue_smp_processor_id(void)
@@ -212,19 +205,18 @@ struct hlist_head *rue_perf_events_head(struct trace_event_call *call)
 	return call->perf_events ? this_cpu_ptr(call->perf_events) : NULL;
 }
 
-bool rue_hlist_empty(const struct hlist_head *head)
-{
-	return hlist_empty(head);
-}
-
 bool rue_bpf_prog_array_valid(struct trace_event_call *call)
 {
 	return bpf_prog_array_valid(call);
 }
 
-void rue_perf_fetch_caller_regs(struct pt_regs *regs)
+void *rue_perf_trace_buf_alloc(int size, struct pt_regs **regs, int *rctxp)
 {
-	perf_fetch_caller_regs(regs);
+	void *raw = perf_trace_buf_alloc(size, regs, rctxp);
+
+	if (raw)
+		perf_fetch_caller_regs(*regs);
+	return raw;
 }
 
 size_t rue_iov_iter_count(const struct iov_iter *iter)

@@ -4,21 +4,23 @@
 //! under the tracepoint read lock, the `tp->funcs` array up to its NULL terminator.
 //!
 //! The module uses this for the one tracepoint it owns per event: the write path calls each
-//! probe, the status update classifies them.
+//! probe ([`WriteGuard`]), the status update classifies them ([`ReadGuard`]).
 
 use crate::bindings;
 use core::marker::PhantomData;
 use kernel::prelude::*;
 
-/// Whether `tp` has any probe attached (`tracepoint_enabled`): one load of its static key.
+/// Whether `tp` has any probe attached (`static_key_enabled(&tp->key)`): one load of its static
+/// key's count, read here rather than through a C call, as the write path asks on every write.
 ///
 /// # Safety
 ///
 /// `tp` must be a registered tracepoint.
 #[inline(always)]
 pub(crate) unsafe fn enabled(tp: *mut bindings::tracepoint) -> bool {
-    // SAFETY: Guaranteed by the caller.
-    unsafe { bindings::rue_tracepoint_enabled(tp) }
+    // SAFETY: `tp` is valid (the caller's guarantee); `enabled` is an `atomic_t` that the
+    // jump-label code changes with atomic operations, read once as `raw_atomic_read` does.
+    unsafe { core::ptr::addr_of!((*tp).key.key.enabled.counter).read_volatile() > 0 }
 }
 
 /// The read side of the tracepoint probe arrays (`tracepoint_srcu`, fast flavour).
@@ -47,13 +49,8 @@ impl ReadGuard {
     /// `tp` must be a registered tracepoint.
     #[inline(always)]
     pub(crate) unsafe fn probes(&self, tp: *mut bindings::tracepoint) -> Probes<'_> {
-        // SAFETY: Under the read lock (`self`), `funcs` is null or a live NULL-terminated array.
-        let next = unsafe { bindings::rue_tracepoint_funcs(tp) };
-        // INVARIANT: As above; the borrow of `self` keeps the read side held.
-        Probes {
-            next,
-            _guard: PhantomData,
-        }
+        // SAFETY: The read side is held while `self` is borrowed; `tp` per the caller.
+        unsafe { Probes::new(tp) }
     }
 }
 
@@ -62,6 +59,61 @@ impl Drop for ReadGuard {
     fn drop(&mut self) {
         // SAFETY: `cookie` came from the matching lock (type invariant).
         unsafe { bindings::rue_tracepoint_read_unlock(self.cookie) };
+    }
+}
+
+/// The write path's section: preemption disabled and the read side of the probe arrays held,
+/// entered and left with one C call each (the write path's only lock, taken on every write).
+///
+/// With preemption disabled this is also an RCU read-side critical section: since RCU's flavours
+/// were consolidated (Linux 4.20), `call_rcu()` and `synchronize_rcu()` wait for regions with
+/// preemption disabled, as upstream's write path relies on (`rcu_read_lock_sched()`). The
+/// tracepoint's probe arrays are freed after an SRCU grace period of `tracepoint_srcu`, which
+/// does not wait for such regions, hence the read side as well.
+///
+/// # Invariants
+///
+/// Preemption is disabled on this CPU and `cookie` is what the read lock returned; both are
+/// undone on drop.
+pub(crate) struct WriteGuard {
+    cookie: *mut c_void,
+}
+
+impl WriteGuard {
+    /// Disables preemption and enters the read side.
+    #[inline(always)]
+    pub(crate) fn lock() -> Self {
+        // SAFETY: No preconditions; the cookie is returned to the unlock in `drop`.
+        let cookie = unsafe { bindings::rue_tracepoint_write_lock() };
+        // INVARIANT: Both done by the call above.
+        Self { cookie }
+    }
+
+    /// The probes attached to `tp` now.
+    ///
+    /// # Safety
+    ///
+    /// `tp` must be a registered tracepoint.
+    #[inline(always)]
+    pub(crate) unsafe fn probes(&self, tp: *mut bindings::tracepoint) -> Probes<'_> {
+        // SAFETY: The read side is held while `self` is borrowed; `tp` per the caller.
+        unsafe { Probes::new(tp) }
+    }
+
+    /// The CPU this runs on, which stays the same while the guard is held.
+    #[inline(always)]
+    pub(crate) fn cpu(&self) -> usize {
+        // SAFETY: Preemption is disabled (type invariant), as `smp_processor_id` requires.
+        unsafe { bindings::rue_smp_processor_id() as usize }
+    }
+}
+
+impl Drop for WriteGuard {
+    #[inline(always)]
+    fn drop(&mut self) {
+        // SAFETY: `cookie` came from the matching lock on this CPU, whose preemption is still
+        // disabled (type invariant).
+        unsafe { bindings::rue_tracepoint_write_unlock(self.cookie) };
     }
 }
 
@@ -79,10 +131,29 @@ pub(crate) struct Probe {
 /// # Invariants
 ///
 /// `next` is null or points into a NULL-terminated probe array that stays live while the
-/// [`ReadGuard`] borrowed for `'a` is held.
+/// [`ReadGuard`] or [`WriteGuard`] borrowed for `'a` is held.
 pub(crate) struct Probes<'a> {
     next: *const bindings::tracepoint_func,
-    _guard: PhantomData<&'a ReadGuard>,
+    _guard: PhantomData<&'a ()>,
+}
+
+impl Probes<'_> {
+    /// The probes of `tp`.
+    ///
+    /// # Safety
+    ///
+    /// `tp` must be a registered tracepoint, and the read side held for the returned lifetime.
+    #[inline(always)]
+    unsafe fn new(tp: *mut bindings::tracepoint) -> Self {
+        // SAFETY: `tp` is valid (the caller's guarantee). Under the read side, `funcs` is null
+        // or a live NULL-terminated array; read once, as `rcu_dereference_raw` does.
+        let next = unsafe { core::ptr::addr_of!((*tp).funcs).read_volatile() };
+        // INVARIANT: As above; the caller holds the read side for the lifetime.
+        Self {
+            next,
+            _guard: PhantomData,
+        }
+    }
 }
 
 impl Iterator for Probes<'_> {

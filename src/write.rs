@@ -3,8 +3,9 @@
 //! The write path (upstream `user_events_write_core`): `[s32 write_index][payload]` becomes one
 //! record for every consumer attached to the event.
 //!
-//! It takes no lock and allocates nothing. The file's index array is read under RCU; the rest
-//! runs under the tracing core's tracepoint read lock. The payload is copied once, with page
+//! It takes no lock and allocates nothing. It runs in one [`WriteGuard`] section (preemption
+//! disabled, the tracepoint read side held), entered once before the file's index array is read
+//! and left only to fault a payload in. The payload is copied once, with page
 //! faults disabled, and validated where it was copied, so a bad payload is refused before any
 //! consumer sees it and no record is ever left half-written: straight into the record when one
 //! ftrace file or perf is the only consumer recording (a failing record is discarded unseen),
@@ -16,8 +17,8 @@ use crate::{
     bindings,
     event::UserEvent,
     logic::{abi, stats::Stats, validate},
-    probes::{self, Consumer, ProbeFn},
-    tracepoint::{self, ReadGuard},
+    probes::{self, Consumer, ProbeFn, Recorder},
+    tracepoint::{self, WriteGuard},
 };
 use core::{
     ptr::null_mut,
@@ -78,12 +79,17 @@ impl Drop for BounceBuffers {
     }
 }
 
-/// Writes one event: `iter` holds the payload after the index.
+/// Writes one event: `iter` holds the payload after the index. `guard` is the section the
+/// caller found the event in; it is left before anything that may sleep.
 ///
 /// # Safety
 ///
 /// `event` must stay registered for the call (the caller's file holds a reference).
-pub(crate) unsafe fn write_event(event: &UserEvent, iov: &mut IovIterSource<'_>) -> Result {
+pub(crate) unsafe fn write_event(
+    event: &UserEvent,
+    iov: &mut IovIterSource<'_>,
+    guard: WriteGuard,
+) -> Result {
     let payload = iov.len();
     if payload < event.min_size as usize {
         return Err(EINVAL);
@@ -95,6 +101,7 @@ pub(crate) unsafe fn write_event(event: &UserEvent, iov: &mut IovIterSource<'_>)
     }
     let iter = iov.as_raw();
     if payload > MAX_PAYLOAD {
+        drop(guard);
         // SAFETY: `iter` is a valid source iterator.
         if unsafe { bindings::fault_in_iov_iter_readable(iter, payload) } != 0 {
             return Err(EFAULT);
@@ -106,14 +113,14 @@ pub(crate) unsafe fn write_event(event: &UserEvent, iov: &mut IovIterSource<'_>)
     // payload a program just wrote is nearly always present, so copy first and fault in only
     // what a short copy left, then copy once more: the same errors, one walk less per write.
     let mut faulted_in = false;
+    let mut guard = Some(guard);
     loop {
-        // SAFETY: Balanced by `rue_preempt_enable` below on every path: this CPU's bounce
-        // buffer is ours until then (writes never run in interrupt context).
-        unsafe { bindings::rue_preempt_disable() };
-        // SAFETY: Preemption is disabled (above) and the iterator is valid.
-        let result = unsafe { copy_validate_dispatch(event, iter, payload) };
-        // SAFETY: Pairs with the disable above.
-        unsafe { bindings::rue_preempt_enable() };
+        // This CPU's bounce buffer and the consumers' per-CPU records are ours while the guard
+        // is held (writes never run in interrupt context).
+        let held = guard.take().unwrap_or_else(WriteGuard::lock);
+        // SAFETY: The iterator is valid; `event` is registered.
+        let result = unsafe { copy_validate_dispatch(event, iter, payload, &held) };
+        drop(held);
         match result {
             Err(NotRecorded::Short(copied)) if !faulted_in => {
                 // SAFETY: `iter` advanced by exactly `copied` bytes in the failed copy.
@@ -152,28 +159,27 @@ enum NotRecorded {
 
 /// # Safety
 ///
-/// Preemption disabled; `iter` valid with `payload` bytes; `event` registered.
+/// `iter` valid with `payload` bytes; `event` registered.
 unsafe fn copy_validate_dispatch(
     event: &UserEvent,
     iter: *mut bindings::iov_iter,
     payload: usize,
+    guard: &WriteGuard,
 ) -> core::result::Result<(), NotRecorded> {
     let tp = event.tracepoint();
-    let guard = ReadGuard::lock();
     // Copy only for a consumer that would record: upstream's consumers copy into a record
     // they reserved, so with `tracing_on` at 0 (or only soft-disabled files) nothing is read.
     // SAFETY: `tp` is the registered event's tracepoint; under its read lock with preemption
-    // disabled, as `would_record` requires.
+    // disabled (`guard`), as `recorder` requires.
     // SAFETY: As above.
     let mut recording = unsafe { guard.probes(tp) }
-        .map(Consumer::of)
         // SAFETY: As above.
-        .filter(|c| unsafe { c.would_record(event) });
+        .filter_map(|probe| unsafe { Consumer::of(probe).recorder(event) });
     match (recording.next(), recording.next()) {
         (None, _) => return Err(NotRecorded::Nobody),
         // One consumer alone: the payload is copied once, straight into its record, and
         // validated there; a record that fails is discarded unseen.
-        (Some(Consumer::Ftrace(file)), None) => {
+        (Some(Recorder::Ftrace(file)), None) => {
             // SAFETY: Under the read lock with preemption disabled; `file` is what the ftrace
             // registration passed; the closure writes the payload after the header or fails.
             let direct = unsafe {
@@ -187,10 +193,10 @@ unsafe fn copy_validate_dispatch(
                 return result;
             }
         }
-        (Some(Consumer::Perf), None) => {
-            // SAFETY: As above; `event` is registered.
+        (Some(Recorder::Perf(head)), None) => {
+            // SAFETY: As above; `event` is registered; `head` is what `recorder` just read.
             return unsafe {
-                probes::perf_record_with(event, payload, |record| {
+                probes::perf_record_with(event, head, payload, |record| {
                     // perf writes the header at submission; until then it is zero, so that
                     // validation sees the same record whatever the buffer held before.
                     record[..HEADER].fill(0);
@@ -201,8 +207,7 @@ unsafe fn copy_validate_dispatch(
         _ => {}
     }
     let base = BOUNCE.load(Ordering::Acquire);
-    // SAFETY: No preconditions beyond disabled preemption.
-    let cpu = unsafe { bindings::rue_smp_processor_id() } as usize;
+    let cpu = guard.cpu();
     if base.is_null() || cpu >= BOUNCE_CPUS.load(Ordering::Relaxed) {
         return Err(NotRecorded::Failed(EFAULT));
     }
