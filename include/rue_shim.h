@@ -50,10 +50,11 @@ bool rue_trace_trigger_soft_disabled(struct trace_event_file *file);
 void *rue_tracepoint_read_lock(void);
 void rue_tracepoint_read_unlock(void *cookie);
 /*
- * The write path's section, one call each way: preempt_disable_notrace() and
- * the read side above; the read side and preempt_enable_notrace().
+ * The write path's section, one call each way: preempt_disable_notrace(),
+ * pagefault_disable(), this CPU's number in *cpu and the read side above; the
+ * read side, pagefault_enable() and preempt_enable_notrace().
  */
-void *rue_tracepoint_write_lock(void);
+void *rue_tracepoint_write_lock(unsigned int *cpu);
 void rue_tracepoint_write_unlock(void *cookie);
 /* tracepoint_synchronize_unregister(). */
 void rue_tracepoint_synchronize_unregister(void);
@@ -61,11 +62,6 @@ void rue_tracepoint_synchronize_unregister(void);
 /* smp_processor_id(): call with preemption disabled. nr_cpu_ids. */
 unsigned int rue_smp_processor_id(void);
 unsigned int rue_nr_cpu_ids(void);
-/*
- * copy_from_iter_nocache() with page faults disabled, as upstream's
- * copy_nofault(); returns bytes copied.
- */
-size_t rue_copy_nofault(void *dst, size_t bytes, struct iov_iter *from);
 
 /* copy_struct_from_user(), access_ok(), perfmon_capable(). */
 int rue_copy_struct_from_user(void *dst, size_t ksize, const void __user *src, size_t usize);
@@ -100,10 +96,6 @@ struct mm_struct *rue_task_mm(struct task_struct *task);
 /* set_bit()/clear_bit() of @bit in the long at @offset of a pinned @page (kmap_local). */
 void rue_page_change_bit(struct page *page, unsigned long offset, unsigned int bit, bool set);
 
-/* this_cpu_ptr(call->perf_events), or NULL before any perf event was opened. */
-struct hlist_head *rue_perf_events_head(struct trace_event_call *call);
-/* bpf_prog_array_valid(call). */
-bool rue_bpf_prog_array_valid(struct trace_event_call *call);
 /*
  * perf_trace_buf_alloc(), and on success perf_fetch_caller_regs() into the
  * register buffer it handed out.

@@ -37,7 +37,7 @@ macro_rules! size {
 }
 
 /// The Rust side of the check, in the order of `rue_layout_c`.
-fn rust_layout() -> [Fact; 15] {
+fn rust_layout() -> [Fact; 17] {
     [
         size!(file),
         offset!(file, private_data),
@@ -54,6 +54,8 @@ fn rust_layout() -> [Fact; 15] {
         size!(tracepoint),
         offset!(tracepoint, key),
         offset!(tracepoint, funcs),
+        offset!(trace_event_call, perf_events),
+        offset!(trace_event_call, prog_array),
     ]
 }
 

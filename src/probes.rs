@@ -70,10 +70,10 @@ impl Consumer {
     ///
     /// # Safety
     ///
-    /// Under the tracepoint read lock with preemption disabled; `event` is the registered event
-    /// the consumer is attached to.
+    /// Under the tracepoint read lock with preemption disabled on CPU `cpu`; `event` is the
+    /// registered event the consumer is attached to.
     #[inline(always)]
-    pub(crate) unsafe fn recorder(self, event: &UserEvent) -> Option<Recorder> {
+    pub(crate) unsafe fn recorder(self, event: &UserEvent, cpu: usize) -> Option<Recorder> {
         match self {
             Self::Ftrace(file) => {
                 if file.is_null() {
@@ -98,7 +98,7 @@ impl Consumer {
                 (off == 0).then_some(Recorder::Ftrace(file))
             }
             // SAFETY: Guaranteed by the caller.
-            Self::Perf => unsafe { perf_head(event) }.map(Recorder::Perf),
+            Self::Perf => unsafe { perf_head(event, cpu) }.map(Recorder::Perf),
             Self::Other(..) => Some(Recorder::Other),
         }
     }
@@ -371,22 +371,58 @@ unsafe fn soft_disabled(file: *mut bindings::trace_event_file, flags: c_ulong) -
     flags & SLOW != 0 && unsafe { bindings::rue_trace_trigger_soft_disabled(file) }
 }
 
-/// This CPU's list of perf events on `event`, when a perf event on this CPU or a BPF program
+/// `per_cpu_ptr(ptr, cpu)`: CPU `cpu`'s instance of the per-CPU variable at `ptr`; `None` for a
+/// CPU number out of range.
+///
+/// On x86-64 the offsets are the exported `__per_cpu_offset` array (asm-generic's
+/// `per_cpu_offset()`, which x86 uses), read here rather than through a C call; elsewhere the
+/// shim computes it.
+#[inline(always)]
+fn per_cpu_ptr<T>(ptr: *mut T, cpu: usize) -> Option<*mut T> {
+    #[cfg(all(CONFIG_X86_64, CONFIG_SMP))]
+    {
+        // SAFETY: `__per_cpu_offset` is set up at boot and never written after init; this
+        // borrow only reads it.
+        let offsets: &[c_ulong] = unsafe { &*core::ptr::addr_of!(bindings::__per_cpu_offset) };
+        // The kernel's `c_ulong` is `usize`.
+        Some(ptr.wrapping_byte_add(*offsets.get(cpu)?))
+    }
+    #[cfg(not(all(CONFIG_X86_64, CONFIG_SMP)))]
+    {
+        let cpu = c_uint::try_from(cpu).ok()?;
+        // SAFETY: `ptr` is a per-CPU pointer; `per_cpu_ptr` only computes an address.
+        Some(unsafe { bindings::rue_per_cpu_ptr(ptr.cast(), cpu) }.cast())
+    }
+}
+
+/// True while a BPF program is attached to the event (`bpf_prog_array_valid`: one read).
+///
+/// # Safety
+///
+/// `call` is a registered event's call.
+#[inline(always)]
+unsafe fn bpf_attached(call: *mut bindings::trace_event_call) -> bool {
+    // SAFETY: `call` is live; `prog_array` is read once, as `READ_ONCE` does.
+    !unsafe { core::ptr::addr_of!((*call).prog_array).read_volatile() }.is_null()
+}
+
+/// CPU `cpu`'s list of perf events on `event`, when a perf event on that CPU or a BPF program
 /// takes samples of it.
 ///
 /// # Safety
 ///
-/// Preemption disabled; `event` registered.
+/// Preemption disabled on CPU `cpu`; `event` registered.
 #[inline(always)]
-unsafe fn perf_head(event: &UserEvent) -> Option<NonNull<bindings::hlist_head>> {
+unsafe fn perf_head(event: &UserEvent, cpu: usize) -> Option<NonNull<bindings::hlist_head>> {
     let call = event.call();
-    // SAFETY: `call` is registered; preemption is disabled (safety requirements). Null when no
-    // perf event was ever opened on the event: nothing (not even BPF) can be attached then.
-    let head = NonNull::new(unsafe { bindings::rue_perf_events_head(call) })?;
+    // SAFETY: `call` is registered. Null until a perf event was first opened on the event
+    // (nothing, not even BPF, can be attached before), then set for good; read once.
+    let events = unsafe { core::ptr::addr_of!((*call).perf_events).read_volatile() };
+    let head = NonNull::new(per_cpu_ptr(NonNull::new(events)?.as_ptr(), cpu)?)?;
     // SAFETY: `head` is this CPU's live list; `hlist_empty` is this one read of `first`.
     let empty = unsafe { core::ptr::addr_of!((*head.as_ptr()).first).read_volatile() }.is_null();
     // SAFETY: As above.
-    (!empty || unsafe { bindings::rue_bpf_prog_array_valid(call) }).then_some(head)
+    (!empty || unsafe { bpf_attached(call) }).then_some(head)
 }
 
 /// `PERF_MAX_TRACE_SIZE`: the largest raw sample perf's per-CPU buffers hold.
@@ -408,10 +444,12 @@ pub(crate) unsafe extern "C" fn perf_probe(
 ) {
     // SAFETY: The caller passes a valid iterator.
     let count = unsafe { bindings::rue_iov_iter_count(iter) };
+    // SAFETY: Preemption is disabled (the probe contract).
+    let cpu = unsafe { bindings::rue_smp_processor_id() } as usize;
     // SAFETY: The caller passes the registered event, under the conditions `perf_emit` needs;
     // the kernel iterator over `count` validated bytes cannot fault.
     let _ = unsafe {
-        perf_emit(&*event, count, |record| {
+        perf_emit(&*event, cpu, count, |record| {
             // SAFETY: `record` has room for `count` bytes after the header.
             bindings::_copy_from_iter(record[8..].as_mut_ptr().cast(), count, iter);
             Ok::<(), ()>(())
@@ -428,12 +466,12 @@ pub(crate) unsafe extern "C" fn perf_probe(
 ///
 /// # Safety
 ///
-/// Under the tracepoint read lock with preemption disabled; `event` registered; `payload`
-/// validated.
-pub(crate) unsafe fn perf_record(event: &UserEvent, payload: &[u8]) {
+/// Under the tracepoint read lock with preemption disabled on CPU `cpu`; `event` registered;
+/// `payload` validated.
+pub(crate) unsafe fn perf_record(event: &UserEvent, cpu: usize, payload: &[u8]) {
     // SAFETY: Guaranteed by the caller; `record` has room for the header and the payload.
     let _ = unsafe {
-        perf_emit(event, payload.len(), |record| {
+        perf_emit(event, cpu, payload.len(), |record| {
             // `record` is writable for `8 + payload.len()` bytes.
             copy_to_record(record[8..].as_mut_ptr(), payload);
             Ok::<(), ()>(())
@@ -472,11 +510,12 @@ pub(crate) unsafe fn perf_record_with<E>(
 #[inline(always)]
 unsafe fn perf_emit<E>(
     event: &UserEvent,
+    cpu: usize,
     count: usize,
     fill: impl FnOnce(&mut [u8]) -> core::result::Result<(), E>,
 ) -> core::result::Result<(), E> {
     // SAFETY: Guaranteed by the caller.
-    match unsafe { perf_head(event) } {
+    match unsafe { perf_head(event, cpu) } {
         // SAFETY: As above; `head` is this CPU's list, just read.
         Some(head) => unsafe { perf_emit_to(event, head, count, fill) },
         None => Ok(()),
@@ -533,6 +572,27 @@ unsafe fn perf_emit_to<E>(
             )
         };
         return Err(e);
+    }
+    // SAFETY: `call` is registered.
+    if !unsafe { bpf_attached(call) } {
+        // What `perf_trace_run_bpf_submit` does without a BPF program, one call less.
+        // SAFETY: `raw`, `rctx` and `regs` come from `perf_trace_buf_alloc` above; `head` is
+        // this CPU's list; no task.
+        unsafe {
+            bindings::perf_tp_event(
+                // CAST: `event.type` is the event type perf matches, a `u16` there (as
+                // `perf_trace_run_bpf_submit` passes it).
+                (*call).event.type_ as u16,
+                1,
+                raw,
+                size as c_int,
+                regs,
+                head.as_ptr(),
+                rctx,
+                core::ptr::null_mut(),
+            )
+        };
+        return Ok(());
     }
     // SAFETY: `raw`, `rctx` and `regs` come from `perf_trace_buf_alloc` above; `head` is this
     // CPU's list.

@@ -45,6 +45,8 @@ const struct rue_layout_entry rue_layout_c[] = {
 	RUE_SIZE(tracepoint),
 	RUE_OFFSET(tracepoint, key),
 	RUE_OFFSET(tracepoint, funcs),
+	RUE_OFFSET(trace_event_call, perf_events),
+	RUE_OFFSET(trace_event_call, prog_array),
 };
 const unsigned int rue_layout_c_len = ARRAY_SIZE(rue_layout_c);
 
@@ -74,15 +76,18 @@ void rue_tracepoint_read_unlock(void *cookie)
 				      (struct srcu_ctr __percpu *)(unsigned long)cookie);
 }
 
-void *rue_tracepoint_write_lock(void)
+void *rue_tracepoint_write_lock(unsigned int *cpu)
 {
 	preempt_disable_notrace();
+	pagefault_disable();
+	*cpu = smp_processor_id();
 	return rue_tracepoint_read_lock();
 }
 
 void rue_tracepoint_write_unlock(void *cookie)
 {
 	rue_tracepoint_read_unlock(cookie);
+	pagefault_enable();
 	preempt_enable_notrace();
 }
 
@@ -99,16 +104,6 @@ unsigned int rue_smp_processor_id(void)
 unsigned int rue_nr_cpu_ids(void)
 {
 	return nr_cpu_ids;
-}
-
-size_t rue_copy_nofault(void *dst, size_t bytes, struct iov_iter *from)
-{
-	size_t copied;
-
-	pagefault_disable();
-	copied = copy_from_iter_nocache(dst, bytes, from);
-	pagefault_enable();
-	return copied;
 }
 
 int rue_copy_struct_from_user(void *dst, size_t ksize, const void __user *src, size_t usize)
@@ -198,16 +193,6 @@ void rue_page_change_bit(struct page *page, unsigned long offset, unsigned int b
 	else
 		clear_bit(bit, word);
 	kunmap_local(word);
-}
-
-struct hlist_head *rue_perf_events_head(struct trace_event_call *call)
-{
-	return call->perf_events ? this_cpu_ptr(call->perf_events) : NULL;
-}
-
-bool rue_bpf_prog_array_valid(struct trace_event_call *call)
-{
-	return bpf_prog_array_valid(call);
 }
 
 void *rue_perf_trace_buf_alloc(int size, struct pt_regs **regs, int *rctxp)

@@ -62,31 +62,39 @@ impl Drop for ReadGuard {
     }
 }
 
-/// The write path's section: preemption disabled and the read side of the probe arrays held,
-/// entered and left with one C call each (the write path's only lock, taken on every write).
+/// The write path's section: preemption and page faults disabled and the read side of the
+/// probe arrays held, entered and left with one C call each (the write path's only lock, taken
+/// on every write).
 ///
 /// With preemption disabled this is also an RCU read-side critical section: since RCU's flavours
 /// were consolidated (Linux 4.20), `call_rcu()` and `synchronize_rcu()` wait for regions with
 /// preemption disabled, as upstream's write path relies on (`rcu_read_lock_sched()`). The
 /// tracepoint's probe arrays are freed after an SRCU grace period of `tracepoint_srcu`, which
-/// does not wait for such regions, hence the read side as well.
+/// does not wait for such regions, hence the read side as well. With page faults disabled, a
+/// copy from user memory stops at a page that is not present instead of faulting
+/// (upstream's `copy_nofault`); nothing else in the section touches user memory.
 ///
 /// # Invariants
 ///
-/// Preemption is disabled on this CPU and `cookie` is what the read lock returned; both are
-/// undone on drop.
+/// Preemption and page faults are disabled on CPU `cpu`, and `cookie` is what the read lock
+/// returned; all three are undone on drop.
 pub(crate) struct WriteGuard {
     cookie: *mut c_void,
+    cpu: usize,
 }
 
 impl WriteGuard {
-    /// Disables preemption and enters the read side.
+    /// Disables preemption and page faults and enters the read side.
     #[inline(always)]
     pub(crate) fn lock() -> Self {
-        // SAFETY: No preconditions; the cookie is returned to the unlock in `drop`.
-        let cookie = unsafe { bindings::rue_tracepoint_write_lock() };
-        // INVARIANT: Both done by the call above.
-        Self { cookie }
+        let mut cpu: c_uint = 0;
+        // SAFETY: `cpu` is writable; the cookie is returned to the unlock in `drop`.
+        let cookie = unsafe { bindings::rue_tracepoint_write_lock(&mut cpu) };
+        // INVARIANT: All done by the call above, which ran on `cpu`.
+        Self {
+            cookie,
+            cpu: cpu as usize,
+        }
     }
 
     /// The probes attached to `tp` now.
@@ -103,16 +111,15 @@ impl WriteGuard {
     /// The CPU this runs on, which stays the same while the guard is held.
     #[inline(always)]
     pub(crate) fn cpu(&self) -> usize {
-        // SAFETY: Preemption is disabled (type invariant), as `smp_processor_id` requires.
-        unsafe { bindings::rue_smp_processor_id() as usize }
+        self.cpu
     }
 }
 
 impl Drop for WriteGuard {
     #[inline(always)]
     fn drop(&mut self) {
-        // SAFETY: `cookie` came from the matching lock on this CPU, whose preemption is still
-        // disabled (type invariant).
+        // SAFETY: `cookie` came from the matching lock on this CPU, whose preemption and page
+        // faults are still disabled (type invariant).
         unsafe { bindings::rue_tracepoint_write_unlock(self.cookie) };
     }
 }

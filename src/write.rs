@@ -174,7 +174,7 @@ unsafe fn copy_validate_dispatch(
     // SAFETY: As above.
     let mut recording = unsafe { guard.probes(tp) }
         // SAFETY: As above.
-        .filter_map(|probe| unsafe { Consumer::of(probe).recorder(event) });
+        .filter_map(|probe| unsafe { Consumer::of(probe).recorder(event, guard.cpu()) });
     match (recording.next(), recording.next()) {
         (None, _) => return Err(NotRecorded::Nobody),
         // One consumer alone: the payload is copied once, straight into its record, and
@@ -186,7 +186,7 @@ unsafe fn copy_validate_dispatch(
                 probes::ftrace_record_with(file, payload, |record| {
                     // `record` holds the header ftrace wrote and `payload` bytes; `iter` is
                     // valid. Validated with that header, as upstream validates its record.
-                    copy_and_validate(event, record, iter)
+                    copy_and_validate(event, record, iter, guard)
                 })
             };
             if let Some(result) = direct {
@@ -200,7 +200,7 @@ unsafe fn copy_validate_dispatch(
                     // perf writes the header at submission; until then it is zero, so that
                     // validation sees the same record whatever the buffer held before.
                     record[..HEADER].fill(0);
-                    copy_and_validate(event, record, iter)
+                    copy_and_validate(event, record, iter, guard)
                 })
             };
         }
@@ -217,7 +217,7 @@ unsafe fn copy_validate_dispatch(
         unsafe { core::slice::from_raw_parts_mut(base.add(cpu * BOUNCE_SIZE), HEADER + payload) };
     record[..HEADER].fill(0);
     // SAFETY: `record` holds the header and `payload` bytes; `iter` is valid.
-    unsafe { copy_and_validate(event, record, iter) }?;
+    unsafe { copy_and_validate(event, record, iter, guard) }?;
     let data = &record[HEADER..];
     let mut faulted = false;
     // SAFETY: As above.
@@ -229,7 +229,7 @@ unsafe fn copy_validate_dispatch(
             // registration passed; `data` is validated.
             Consumer::Ftrace(file) => unsafe { probes::ftrace_record(file, data) },
             // SAFETY: As above; `event` is registered.
-            Consumer::Perf => unsafe { probes::perf_record(event, data) },
+            Consumer::Perf => unsafe { probes::perf_record(event, cpu, data) },
             // SAFETY: `data` is readable for the duration of the call.
             Consumer::Other(f, probe_data) => unsafe {
                 call_other_probe(event, f, probe_data, data, &mut faulted)
@@ -243,22 +243,30 @@ unsafe fn copy_validate_dispatch(
     }
 }
 
-/// Copies the payload from the writer's memory into `record` after its header, with page
-/// faults disabled, and validates the record.
+/// Copies the payload from the writer's memory into `record` after its header, in `_guard`'s
+/// section (page faults disabled: a page that is not present ends the copy short), and
+/// validates the record.
+///
+/// The copy is `_copy_from_iter_nocache`, as upstream's `copy_nofault` into its record, called
+/// without `copy_from_iter_nocache`'s `check_copy_size` as the kernel crate's `IovIterSource`
+/// calls `_copy_from_iter`: the destination is a slice of exactly the bytes copied.
 ///
 /// # Safety
 ///
-/// Preemption disabled; `record` is the header and the payload's room; `iter` is valid with at
-/// least `record.len() - HEADER` bytes.
+/// `record` is the header and the payload's room; `iter` is valid with at least
+/// `record.len() - HEADER` bytes.
 #[inline(always)]
 unsafe fn copy_and_validate(
     event: &UserEvent,
     record: &mut [u8],
     iter: *mut bindings::iov_iter,
+    _guard: &WriteGuard,
 ) -> core::result::Result<(), NotRecorded> {
     let data = &mut record[HEADER..];
-    // SAFETY: `data` has room for `data.len()` bytes; `iter` is valid.
-    let copied = unsafe { bindings::rue_copy_nofault(data.as_mut_ptr().cast(), data.len(), iter) };
+    // SAFETY: `data` has room for `data.len()` bytes; `iter` is valid; page faults are disabled
+    // in the guard's section, so the copy never sleeps.
+    let copied =
+        unsafe { bindings::_copy_from_iter_nocache(data.as_mut_ptr().cast(), data.len(), iter) };
     if copied != data.len() {
         return Err(NotRecorded::Short(copied));
     }
