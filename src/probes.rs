@@ -184,16 +184,16 @@ pub(crate) unsafe extern "C" fn rue_rust_user_event_reg(
         ty,
         bindings::trace_reg_TRACE_REG_REGISTER | bindings::trace_reg_TRACE_REG_PERF_REGISTER
     ) {
-        // SAFETY: `tp` is the event's tracepoint and `probe` has the user event probe signature.
-        let ret = unsafe { bindings::tracepoint_probe_register(tp, probe, data) };
-        if ret != 0 {
-            return ret;
+        // SAFETY: `tp` is the event's tracepoint and `probe` has the user event probe signature;
+        // the core passes `data` until it unregisters, and the event outlives its probes.
+        if let Err(e) = unsafe { tracepoint::register_probe(tp, probe, data) } {
+            return e.to_errno();
         }
         event.get();
         update_enable_bit_for(&mut held, event);
     } else {
         // SAFETY: Undoes the registration of the same probe and data.
-        unsafe { bindings::tracepoint_probe_unregister(tp, probe, data) };
+        unsafe { tracepoint::unregister_probe(tp, probe, data) };
         update_enable_bit_for(&mut held, event);
         event.put_locked(&mut held);
     }

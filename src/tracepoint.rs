@@ -4,10 +4,17 @@
 //! under the tracepoint read lock, the `tp->funcs` array up to its NULL terminator.
 //!
 //! The module uses this for the one tracepoint it owns per event: the write path calls each
-//! probe ([`WriteGuard`]), the status update classifies them ([`ReadGuard`]).
+//! probe ([`WriteGuard`]), the status update classifies them ([`ReadGuard`]), and the `reg`
+//! callback attaches and detaches the module's probes ([`register_probe`]). It also finds the
+//! kernel's own tracepoints by name and attaches probes to them for as long as an [`Attached`]
+//! lives (the fork, exec and exit probes).
 
 use crate::bindings;
-use core::marker::PhantomData;
+use core::{
+    marker::PhantomData,
+    ptr::null_mut,
+    sync::atomic::{AtomicPtr, Ordering},
+};
 use kernel::prelude::*;
 
 /// Whether `tp` has any probe attached (`static_key_enabled(&tp->key)`): one load of its static
@@ -180,5 +187,127 @@ impl Iterator for Probes<'_> {
         // INVARIANT: Still within the array.
         self.next = unsafe { self.next.add(1) };
         Some(Probe { func, data })
+    }
+}
+
+/// Callback state of [`find`].
+struct Search {
+    name: &'static CStr,
+    found: AtomicPtr<bindings::tracepoint>,
+}
+
+/// # Safety
+///
+/// Called by `for_each_kernel_tracepoint` with a live tracepoint and our [`Search`].
+unsafe extern "C" fn match_tracepoint(tp: *mut bindings::tracepoint, priv_: *mut c_void) {
+    // SAFETY: `priv_` is the `Search` passed below; `tp->name` is a string literal.
+    let (search, name) = unsafe { (&*priv_.cast::<Search>(), CStr::from_char_ptr((*tp).name)) };
+    if name == search.name {
+        search.found.store(tp, Ordering::Relaxed);
+    }
+}
+
+/// The kernel's tracepoint named `name` (kernel-global, never freed), found with the exported
+/// `for_each_kernel_tracepoint()`: the module can attach to the scheduler's tracepoints though
+/// their `__tracepoint_*` symbols are not exported.
+pub(crate) fn find(name: &'static CStr) -> Result<*mut bindings::tracepoint> {
+    let search = Search {
+        name,
+        found: AtomicPtr::new(null_mut()),
+    };
+    // SAFETY: The callback only reads; `search` outlives the call.
+    unsafe {
+        bindings::for_each_kernel_tracepoint(
+            Some(match_tracepoint),
+            (&raw const search).cast_mut().cast(),
+        )
+    };
+    let tp = search.found.load(Ordering::Relaxed);
+    if tp.is_null() {
+        pr_err!("tracepoint {name:?} not found\n");
+        return Err(ENOENT);
+    }
+    Ok(tp)
+}
+
+/// Attaches `probe` with `data` to `tp` (`tracepoint_probe_register`).
+///
+/// # Safety
+///
+/// `tp` is a registered tracepoint; `probe` has its prototype (with `data` first); `probe` and
+/// `data` stay valid until a [`synchronize_unregister`] after the matching
+/// [`unregister_probe`].
+pub(crate) unsafe fn register_probe(
+    tp: *mut bindings::tracepoint,
+    probe: *mut c_void,
+    data: *mut c_void,
+) -> Result {
+    // SAFETY: Guaranteed by the caller.
+    kernel::error::to_result(unsafe { bindings::tracepoint_probe_register(tp, probe, data) })
+}
+
+/// Detaches what [`register_probe`] attached; calls already running may go on until a
+/// [`synchronize_unregister`].
+///
+/// # Safety
+///
+/// `probe` with `data` is attached to `tp`.
+pub(crate) unsafe fn unregister_probe(
+    tp: *mut bindings::tracepoint,
+    probe: *mut c_void,
+    data: *mut c_void,
+) {
+    // SAFETY: Guaranteed by the caller.
+    unsafe { bindings::tracepoint_probe_unregister(tp, probe, data) };
+}
+
+/// Waits until no probe detached before this call is still running
+/// (`tracepoint_synchronize_unregister`).
+pub(crate) fn synchronize_unregister() {
+    // SAFETY: No preconditions; process context.
+    unsafe { bindings::rue_tracepoint_synchronize_unregister() };
+}
+
+/// A probe attached to a tracepoint, detached when dropped.
+///
+/// Dropping does not wait for calls in flight: the owner calls [`synchronize_unregister`] once
+/// its probes are dropped, before their data or the module's code goes.
+///
+/// # Invariants
+///
+/// `probe` with `data` is attached to `tp` until `drop`.
+pub(crate) struct Attached {
+    tp: *mut bindings::tracepoint,
+    probe: *mut c_void,
+    data: *mut c_void,
+}
+
+// SAFETY: Tracepoints are kernel-global; detaching may happen on any thread.
+unsafe impl Send for Attached {}
+// SAFETY: `&Attached` gives access to nothing.
+unsafe impl Sync for Attached {}
+
+impl Attached {
+    /// Attaches `probe` with `data` to `tp`.
+    ///
+    /// # Safety
+    ///
+    /// As [`register_probe`].
+    pub(crate) unsafe fn new(
+        tp: *mut bindings::tracepoint,
+        probe: *mut c_void,
+        data: *mut c_void,
+    ) -> Result<Self> {
+        // SAFETY: Guaranteed by the caller.
+        unsafe { register_probe(tp, probe, data) }?;
+        // INVARIANT: Attached above.
+        Ok(Self { tp, probe, data })
+    }
+}
+
+impl Drop for Attached {
+    fn drop(&mut self) {
+        // SAFETY: Attached until now (type invariant).
+        unsafe { unregister_probe(self.tp, self.probe, self.data) };
     }
 }
