@@ -78,8 +78,9 @@ impl Drop for ReadGuard {
 /// preemption disabled, as upstream's write path relies on (`rcu_read_lock_sched()`). The
 /// tracepoint's probe arrays are freed after an SRCU grace period of `tracepoint_srcu`, which
 /// does not wait for such regions, hence the read side as well. With page faults disabled, a
-/// copy from user memory stops at a page that is not present instead of faulting
-/// (upstream's `copy_nofault`); nothing else in the section touches user memory.
+/// copy from user memory stops at a page that is not present instead of faulting (upstream's
+/// `copy_nofault`); nothing else in the section reads user memory but through the kernel's
+/// no-fault accessors (perf's user stack and callchain, BPF's `bpf_probe_read_user`).
 ///
 /// # Invariants
 ///
