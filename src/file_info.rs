@@ -1,25 +1,25 @@
 // SPDX-License-Identifier: GPL-2.0
 
 //! What one open `user_events_data` file holds and does (upstream `user_event_file_info`):
-//! its dense array of registered events (the write indexes) and the three ioctls.
+//! its table of registered events (the write indexes) and the three ioctls.
 
 use crate::{
     bindings, enabler,
     event::UserEvent,
     event_mutex::Held,
     group::Group,
-    logic::abi::{
-        self, Command, SizeError, UserReg, UserUnreg, USER_REG_MIN_SIZE,
-        USER_REG_WRITE_INDEX_OFFSET, USER_UNREG_MIN_SIZE,
+    logic::{
+        abi::{
+            self, Command, SizeError, UserReg, UserUnreg, USER_REG_MIN_SIZE,
+            USER_REG_WRITE_INDEX_OFFSET, USER_UNREG_MIN_SIZE,
+        },
+        segments,
     },
-    scope,
-    tracepoint::WriteGuard,
-    write,
+    scope, write,
 };
 use core::{
-    mem::offset_of,
     ptr::{null_mut, NonNull},
-    sync::atomic::{AtomicPtr, Ordering},
+    sync::atomic::{AtomicPtr, AtomicUsize, Ordering},
 };
 use kernel::{
     error::from_err_ptr,
@@ -27,72 +27,148 @@ use kernel::{
     prelude::*,
     sync::{aref::ARef, Arc},
     transmute::{AsBytes, FromBytes},
-    types::Opaque,
     uaccess::{UserPtr, UserSlice},
 };
 
 /// `MAX_EVENT_DESC`: `strndup_user` limit, NUL included.
 const MAX_EVENT_DESC: c_long = 512;
 
-/// The events a file registered, by write index.
+/// The events a file registered, by write index (upstream `user_event_refs`): a table of
+/// segments ([`segments`]) that only grows while the file is open.
+///
+/// A registration that adds an event allocates a segment when it needs one (each is twice the
+/// size of the one before) and publishes it before the count that covers it; no segment is
+/// moved, copied or freed before the file is released. So the write path finds an event with
+/// two loads and no lock or RCU section, and a registration costs the same however many events
+/// the file has. Upstream reads a dense array under `rcu_read_lock_sched()` and copies it
+/// whole into a new one for each event a registration adds.
 ///
 /// # Invariants
 ///
-/// Each entry owns one reference on its event (from [`ARef::into_raw`]). An array replaced by a
-/// larger one hands its references on to it; the last array's are put by [`FileInfo`]'s drop.
-/// They are raw pointers, not `ARef`s, because an array is copied into its successor and freed
-/// by an RCU callback, which may not put (the last put may sleep).
-struct Refs {
-    events: KVec<NonNull<UserEvent>>,
-    /// Frees a replaced array after a grace period ([`Refs::free_after_grace_period`]).
-    rcu: Opaque<bindings::callback_head>,
+/// - `segments[s]` is null or the buffer of a leaked `KVec<AtomicPtr<UserEvent>>` whose length
+///   and capacity are `segment_len(s)`, freed only by [`Indexes::release`].
+/// - A segment is published before `len` covers any of its entries; the first `len` entries
+///   are non-null, never change, and each owns one reference on its event (from
+///   [`ARef::into_raw`]) until [`Indexes::release`].
+/// - Only one thread appends at a time (the file's registrations hold `reg_mutex`).
+struct Indexes {
+    segments: [AtomicPtr<AtomicPtr<UserEvent>>; segments::SEGMENTS],
+    len: AtomicUsize,
 }
 
-impl Refs {
-    /// Frees `refs` once no RCU reader can see it any more, without waiting for that.
-    ///
-    /// A REG that grows the array runs under `reg_mutex`; waiting for a grace period there
-    /// (`synchronize_rcu()`) would stall every REG, DEL and UNREG system-wide. Upstream frees
-    /// with `kfree_rcu()` the same way. The module's exit waits for pending frees
-    /// ([`RcuBarrier`]).
-    ///
-    /// # Safety
-    ///
-    /// `refs` came from `KBox::into_raw`, is no longer published, and is freed nowhere else.
-    unsafe fn free_after_grace_period(refs: *mut Refs) {
-        /// # Safety
-        ///
-        /// Called by RCU with the `rcu` field of a `Refs` passed to `call_rcu` below.
-        unsafe extern "C" fn free(head: *mut bindings::callback_head) {
-            // SAFETY: `head` is the `rcu` field of a leaked `KBox<Refs>` (see above); the grace
-            // period has passed, so no reader holds the array.
-            drop(unsafe { KBox::from_raw(head.byte_sub(offset_of!(Refs, rcu)).cast::<Refs>()) });
+impl Indexes {
+    /// An empty table.
+    fn new() -> Self {
+        // INVARIANT: No segment, no entry.
+        Self {
+            segments: [const { AtomicPtr::new(null_mut()) }; segments::SEGMENTS],
+            len: AtomicUsize::new(0),
         }
-        // SAFETY: By the function's safety requirements `refs` is a live, unpublished `Refs`
-        // that only this callback will free; readers that still see it are RCU readers.
-        unsafe { bindings::call_rcu((*refs).rcu.get(), Some(free)) };
+    }
+
+    /// The entry at `index`, if the table has one.
+    #[inline(always)]
+    fn get(&self, index: usize) -> Option<NonNull<UserEvent>> {
+        // Acquire: the segment and the entry were written before `len` covered them.
+        if index >= self.len.load(Ordering::Acquire) {
+            return None;
+        }
+        let (s, off) = segments::locate(index)?;
+        let segment = self.segments[s].load(Ordering::Relaxed);
+        // SAFETY: `index < len`, so segment `s` is published with `segment_len(s) > off`
+        // entries and stays allocated while `self` lives (type invariants).
+        let entry = unsafe { &*segment.add(off) };
+        NonNull::new(entry.load(Ordering::Relaxed))
+    }
+
+    /// The event at `index`, borrowed for as long as the table: the table holds a reference
+    /// on it until released, which takes `&mut self`.
+    #[inline(always)]
+    fn event(&self, index: usize) -> Option<&UserEvent> {
+        // SAFETY: The entry owns a reference (type invariants) for at least as long as `self`.
+        self.get(index).map(|event| unsafe { event.as_ref() })
+    }
+
+    /// The write index of `event`, if the table has it.
+    fn position(&self, event: &UserEvent) -> Option<usize> {
+        let ptr = NonNull::from(event);
+        (0..self.len.load(Ordering::Acquire)).find(|&i| self.get(i) == Some(ptr))
+    }
+
+    /// Appends `event` with a reference of its own and returns its write index. The caller
+    /// holds `reg_mutex`.
+    fn push(&self, event: &ARef<UserEvent>) -> Result<usize> {
+        let index = self.len.load(Ordering::Relaxed);
+        let (s, off) = segments::locate(index).ok_or(ENOMEM)?;
+        let mut segment = self.segments[s].load(Ordering::Relaxed);
+        if segment.is_null() {
+            let len = segments::segment_len(s);
+            let mut entries = KVec::with_capacity(len, GFP_KERNEL_ACCOUNT)?;
+            for _ in 0..len {
+                // Within the capacity allocated above: cannot fail.
+                entries
+                    .push_within_capacity(AtomicPtr::new(null_mut()))
+                    .map_err(|_| ENOMEM)?;
+            }
+            // INVARIANT: A leaked vector of `segment_len(s)` entries, published before `len`
+            // covers it (the `Release` store below).
+            segment = entries.into_raw_parts().0;
+            self.segments[s].store(segment, Ordering::Relaxed);
+        }
+        // INVARIANT: The new entry owns this reference until `release`.
+        let ptr = ARef::into_raw(event.clone());
+        // SAFETY: Segment `s` holds `segment_len(s) > off` entries (above).
+        unsafe { &*segment.add(off) }.store(ptr.as_ptr(), Ordering::Relaxed);
+        self.len.store(index + 1, Ordering::Release);
+        Ok(index)
+    }
+
+    /// Puts every entry's reference, newest registration first, and frees the segments: the
+    /// table is empty afterwards.
+    ///
+    /// Newest first, as a teardown releases enablers: if this is an event's last reference, the
+    /// tracing core removes it fastest while no newer event is left (see `Scope::teardown`).
+    fn release(&mut self) {
+        let len = core::mem::replace(self.len.get_mut(), 0);
+        for index in (0..len).rev() {
+            let Some((s, off)) = segments::locate(index) else {
+                continue;
+            };
+            let segment = *self.segments[s].get_mut();
+            // SAFETY: `index` was below `len`: its segment is published and holds it.
+            let entry = unsafe { &*segment.add(off) }.swap(null_mut(), Ordering::Relaxed);
+            if let Some(event) = NonNull::new(entry) {
+                // SAFETY: The entry owned this reference (type invariants).
+                drop(unsafe { ARef::from_raw(event) });
+            }
+        }
+        for (s, segment) in self.segments.iter().enumerate() {
+            let segment = segment.swap(null_mut(), Ordering::Relaxed);
+            if !segment.is_null() {
+                let len = segments::segment_len(s);
+                // SAFETY: A leaked vector of `len` entries with that capacity (type invariants),
+                // no longer published: nothing can read it while `self` is borrowed mutably.
+                drop(unsafe { KVec::from_raw_parts(segment, len, len) });
+            }
+        }
     }
 }
 
-/// Waits at module exit for the index arrays still queued for freeing (`rcu_barrier()`), so no
-/// RCU callback runs after the module's code is gone.
-pub(crate) struct RcuBarrier;
-
-impl Drop for RcuBarrier {
+impl Drop for Indexes {
     fn drop(&mut self) {
-        // SAFETY: Process context (module exit), no lock held.
-        unsafe { bindings::rcu_barrier() };
+        self.release();
     }
 }
 
 /// State of one open `user_events_data` file.
 pub(crate) struct FileInfo {
     group: Arc<Group>,
-    /// RCU-published [`Refs`]: replaced under `reg_mutex`, read by the write path.
-    refs: AtomicPtr<Refs>,
+    /// The write indexes: appended to under `reg_mutex`, read by the write path without a lock.
+    indexes: Indexes,
 }
 
-// SAFETY: `refs` is only replaced under `reg_mutex` and read under RCU; events are `Sync`.
+// SAFETY: `indexes` is appended to only under `reg_mutex` and read with atomic loads; the
+// events it points to are `Send + Sync`.
 unsafe impl Send for FileInfo {}
 // SAFETY: As above.
 unsafe impl Sync for FileInfo {}
@@ -157,7 +233,7 @@ impl FileInfo {
     pub(crate) fn new(group: Arc<Group>) -> Self {
         Self {
             group,
-            refs: AtomicPtr::new(null_mut()),
+            indexes: Indexes::new(),
         }
     }
 
@@ -238,36 +314,10 @@ impl FileInfo {
     ///
     /// Called under `reg_mutex`. Takes a reference for a new entry.
     fn add_ref(&self, event: &ARef<UserEvent>) -> Result<usize> {
-        let old = self.refs.load(Ordering::Acquire);
-        let old_events: &[NonNull<UserEvent>] = if old.is_null() {
-            &[]
-        } else {
-            // SAFETY: Writers hold `reg_mutex` (as the caller does), so `old` cannot be freed now.
-            unsafe { &(*old).events }
-        };
-        let ptr = NonNull::from(&**event);
-        if let Some(i) = old_events.iter().position(|&e| e == ptr) {
-            return Ok(i);
+        match self.indexes.position(event) {
+            Some(index) => Ok(index),
+            None => self.indexes.push(event),
         }
-        let mut events = KVec::with_capacity(old_events.len() + 1, GFP_KERNEL)?;
-        events.extend_from_slice(old_events, GFP_KERNEL)?;
-        events.push(ptr, GFP_KERNEL)?;
-        let new = KBox::new(
-            Refs {
-                events,
-                rcu: Opaque::uninit(),
-            },
-            GFP_KERNEL,
-        )?;
-        // INVARIANT: The new entry owns this reference; the old entries' pass to the new array.
-        let _ = ARef::into_raw(event.clone());
-        self.refs.store(KBox::into_raw(new), Ordering::Release);
-        if !old.is_null() {
-            // SAFETY: `old` came from `KBox::into_raw` and was just unpublished; writers may
-            // still read it under RCU, so it is freed after a grace period.
-            unsafe { Refs::free_after_grace_period(old) };
-        }
-        Ok(old_events.len())
     }
 
     /// `DIAG_IOCSDEL` (upstream `user_events_ioctl_del`).
@@ -300,37 +350,18 @@ impl FileInfo {
     pub(crate) fn write(&self, iov: &mut IovIterSource<'_>) -> Result<usize> {
         let total = iov.len();
         let index = write::read_index(iov)?;
-        // The write path's one section, also an RCU read-side critical section.
-        let guard = WriteGuard::lock();
-        let refs = self.refs.load(Ordering::Acquire);
-        if refs.is_null() {
-            return Err(ENOENT);
-        }
-        // SAFETY: Under `guard`, an RCU reader, the published array stays allocated (see
-        // `add_ref`).
-        let event = unsafe { (&*refs).events.get(index).copied() }.ok_or(ENOENT)?;
-        // SAFETY: The file holds a reference on every event in its array, and the VFS keeps the
-        // file alive during the write, so `event` stays registered.
-        unsafe { write::write_event(event.as_ref(), iov, guard)? };
+        let event = self.indexes.event(index).ok_or(ENOENT)?;
+        // SAFETY: The file's table holds a reference on the event, and the VFS keeps the file
+        // alive during the write, so `event` stays registered.
+        unsafe { write::write_event(event, iov)? };
         Ok(total)
     }
 }
 
 impl Drop for FileInfo {
     fn drop(&mut self) {
+        // Under `reg_mutex`, as upstream releases a file's references.
         let _reg = self.group.reg_mutex.lock();
-        let refs = self.refs.swap(null_mut(), Ordering::AcqRel);
-        if refs.is_null() {
-            return;
-        }
-        // SAFETY: The file is being released: no writer can run on it any more.
-        let refs = unsafe { KBox::from_raw(refs) };
-        // Newest registration first, as a teardown releases enablers: if this is an event's
-        // last reference, the tracing core removes it fastest while no newer event is left
-        // (see `Scope::teardown`).
-        for event in refs.events.iter().rev() {
-            // SAFETY: The array owns one reference per entry (type invariant of `Refs`).
-            drop(unsafe { ARef::from_raw(*event) });
-        }
+        self.indexes.release();
     }
 }

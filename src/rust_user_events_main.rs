@@ -84,7 +84,7 @@ fn file_group() -> Result<Option<(tracefs::FileGroup, tracefs::KernelCred)>> {
 /// 4. the workqueues, drained: fork copies, scope teardowns, fault-ins, delayed destroys;
 /// 5. the write path's bounce buffers;
 /// 6. the group, and with its last reference the event table;
-/// 7. the tracefs pin, the resolved symbols, and a final RCU barrier.
+/// 7. the tracefs pin and the resolved symbols.
 ///
 /// No event can exist at this point: each one pins the module. The statics that remain are
 /// listed, each with the reason it is one, in Documentation/design.md ("Module state").
@@ -100,7 +100,6 @@ struct RustUserEvents {
     _group: group::GroupHandle,
     _tracefs: tracefs::TracefsPin,
     _symbols: symbols::Symbols,
-    _rcu: file_info::RcuBarrier,
 }
 
 impl kernel::Module for RustUserEvents {
@@ -190,7 +189,6 @@ impl kernel::Module for RustUserEvents {
             _group: group,
             _tracefs: tracefs,
             _symbols: symbols,
-            _rcu: file_info::RcuBarrier,
         })
     }
 }

@@ -71,16 +71,15 @@ impl Drop for ReadGuard {
 
 /// The write path's section: preemption and page faults disabled and the read side of the
 /// probe arrays held, entered and left with one C call each (the write path's only lock, taken
-/// on every write).
+/// by every write to an event with a consumer attached).
 ///
-/// With preemption disabled this is also an RCU read-side critical section: since RCU's flavours
-/// were consolidated (Linux 4.20), `call_rcu()` and `synchronize_rcu()` wait for regions with
-/// preemption disabled, as upstream's write path relies on (`rcu_read_lock_sched()`). The
+/// Upstream's write path only disables preemption (`rcu_read_lock_sched()`), but the
 /// tracepoint's probe arrays are freed after an SRCU grace period of `tracepoint_srcu`, which
-/// does not wait for such regions, hence the read side as well. With page faults disabled, a
-/// copy from user memory stops at a page that is not present instead of faulting (upstream's
-/// `copy_nofault`); nothing else in the section reads user memory but through the kernel's
-/// no-fault accessors (perf's user stack and callchain, BPF's `bpf_probe_read_user`).
+/// does not wait for regions with preemption disabled, hence the read side as well. With page
+/// faults disabled, a copy from user memory stops at a page that is not present instead of
+/// faulting (upstream's `copy_nofault`); nothing else in the section reads user memory but
+/// through the kernel's no-fault accessors (perf's user stack and callchain, BPF's
+/// `bpf_probe_read_user`).
 ///
 /// # Invariants
 ///

@@ -3,9 +3,10 @@
 //! The write path (upstream `user_events_write_core`): `[s32 write_index][payload]` becomes one
 //! record for every consumer attached to the event.
 //!
-//! It takes no lock and allocates nothing. It runs in one [`WriteGuard`] section (preemption
-//! disabled, the tracepoint read side held), entered once before the file's index array is read
-//! and left only to fault a payload in. The payload is copied once, with page
+//! It takes no lock and allocates nothing. The event is found in the file's index table without
+//! a lock; a write to an event some consumer listens to then runs in one [`WriteGuard`] section
+//! (preemption and page faults disabled, the tracepoint read side held), left only to fault a
+//! payload in. The payload is copied once, with page
 //! faults disabled, and validated where it was copied, so a bad payload is refused before any
 //! consumer sees it and no record is ever left half-written: straight into the record when one
 //! ftrace file or perf is the only consumer recording (a failing record is discarded unseen),
@@ -79,17 +80,12 @@ impl Drop for BounceBuffers {
     }
 }
 
-/// Writes one event: `iter` holds the payload after the index. `guard` is the section the
-/// caller found the event in; it is left before anything that may sleep.
+/// Writes one event: `iter` holds the payload after the index.
 ///
 /// # Safety
 ///
 /// `event` must stay registered for the call (the caller's file holds a reference).
-pub(crate) unsafe fn write_event(
-    event: &UserEvent,
-    iov: &mut IovIterSource<'_>,
-    guard: WriteGuard,
-) -> Result {
+pub(crate) unsafe fn write_event(event: &UserEvent, iov: &mut IovIterSource<'_>) -> Result {
     let payload = iov.len();
     if payload < event.min_size as usize {
         return Err(EINVAL);
@@ -101,7 +97,6 @@ pub(crate) unsafe fn write_event(
     }
     let iter = iov.as_raw();
     if payload > MAX_PAYLOAD {
-        drop(guard);
         // SAFETY: `iter` is a valid source iterator.
         if unsafe { bindings::fault_in_iov_iter_readable(iter, payload) } != 0 {
             return Err(EFAULT);
@@ -113,14 +108,13 @@ pub(crate) unsafe fn write_event(
     // payload a program just wrote is nearly always present, so copy first and fault in only
     // what a short copy left, then copy once more: the same errors, one walk less per write.
     let mut faulted_in = false;
-    let mut guard = Some(guard);
     loop {
         // This CPU's bounce buffer and the consumers' per-CPU records are ours while the guard
         // is held (writes never run in interrupt context).
-        let held = guard.take().unwrap_or_else(WriteGuard::lock);
+        let guard = WriteGuard::lock();
         // SAFETY: The iterator is valid; `event` is registered.
-        let result = unsafe { copy_validate_dispatch(event, iter, payload, &held) };
-        drop(held);
+        let result = unsafe { copy_validate_dispatch(event, iter, payload, &guard) };
+        drop(guard);
         match result {
             Err(NotRecorded::Short(copied)) if !faulted_in => {
                 // SAFETY: `iter` advanced by exactly `copied` bytes in the failed copy.

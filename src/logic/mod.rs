@@ -9,6 +9,7 @@ pub(crate) mod grammar;
 pub(crate) mod jhash;
 pub(crate) mod matching;
 pub(crate) mod print_fmt;
+pub(crate) mod segments;
 pub(crate) mod show;
 pub(crate) mod stats;
 pub(crate) mod status;

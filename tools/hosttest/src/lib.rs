@@ -29,6 +29,8 @@ mod matching_tests;
 #[cfg(test)]
 mod print_fmt_tests;
 #[cfg(test)]
+mod segments_tests;
+#[cfg(test)]
 mod show_tests;
 #[cfg(test)]
 mod stats_tests;
