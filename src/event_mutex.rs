@@ -37,8 +37,9 @@
 //! * Work items (fork copies, teardowns, fault-ins, delayed destroys) start with no lock held and
 //!   take `event_mutex` (the fault work: `mmap_lock` for the fault-in first, released), so
 //!   draining a workqueue at unload, with no lock held, cannot deadlock.
-//! * The write path takes no lock: RCU read (a file's index array), then the `tracepoint_srcu`
-//!   read side with preemption disabled ([`crate::tracepoint`]); nothing there sleeps.
+//! * The write path takes no lock: atomic loads (a file's index table), then the
+//!   `tracepoint_srcu` read side with preemption and page faults disabled
+//!   ([`crate::tracepoint::WriteGuard`]); nothing there sleeps.
 //! * The module's own load and unload take `dyn_event_ops_mutex` and `event_mutex` one at a time.
 
 use crate::{bindings, symbols::KernelMutexGuard};
