@@ -6,13 +6,13 @@
 //! It takes no lock and allocates nothing. The event is found in the file's index table without
 //! a lock; a write to an event some consumer listens to then runs in one [`WriteGuard`] section
 //! (preemption and page faults disabled, the tracepoint read side held), left only to fault a
-//! payload in. The payload is copied once, with page
-//! faults disabled, and validated where it was copied, so a bad payload is refused before any
-//! consumer sees it and no record is ever left half-written: straight into the record when one
-//! ftrace file or perf is the only consumer recording (a failing record is discarded unseen),
-//! else into a per-CPU bounce buffer whose validated bytes every consumer then gets (upstream
-//! copies into each consumer's buffer separately). Nothing is copied when no consumer would
-//! record. `Documentation/design.md` ("The write path") has the steps.
+//! payload in. The payload is copied once and validated where it was copied, so a bad payload
+//! is refused before any consumer sees it and no record is ever left half-written: straight
+//! into the record when one ftrace file or perf is the only consumer recording (a failing
+//! record is discarded unseen), else into a per-CPU bounce buffer whose validated bytes every
+//! consumer then gets (upstream copies into each consumer's buffer separately). Nothing is
+//! copied when no consumer would record. `Documentation/design.md` ("The write path") has the
+//! steps.
 
 use crate::{
     bindings,
@@ -147,7 +147,7 @@ enum NotRecorded {
     Short(usize),
     /// Any other error.
     Failed(Error),
-    /// No consumer would record it; nothing was copied.
+    /// No consumer recorded it, and nothing was copied: the payload is still to be faulted in.
     Nobody,
 }
 
@@ -173,30 +173,38 @@ unsafe fn copy_validate_dispatch(
         (None, _) => return Err(NotRecorded::Nobody),
         // One consumer alone: the payload is copied once, straight into its record, and
         // validated there; a record that fails is discarded unseen.
+        // A consumer may still decline once asked (a pid filter that leaves this task out, a
+        // full or recursing buffer): then nothing was copied, and the payload is faulted in as
+        // when nobody records, so an unreadable one is `EFAULT` as upstream's.
         (Some(Recorder::Ftrace(file)), None) => {
+            let mut copied = false;
             // SAFETY: Under the read lock with preemption disabled; `file` is what the ftrace
             // registration passed; the closure writes the payload after the header or fails.
             let direct = unsafe {
                 probes::ftrace_record_with(file, payload, |record| {
+                    copied = true;
                     // `record` holds the header ftrace wrote and `payload` bytes; `iter` is
                     // valid. Validated with that header, as upstream validates its record.
                     copy_and_validate(event, record, iter, guard)
                 })
             };
             if let Some(result) = direct {
-                return result;
+                return declined_unless(copied, result);
             }
         }
         (Some(Recorder::Perf(head)), None) => {
+            let mut copied = false;
             // SAFETY: As above; `event` is registered; `head` is what `recorder` just read.
-            return unsafe {
+            let result = unsafe {
                 probes::perf_record_with(event, head, payload, |record| {
+                    copied = true;
                     // perf writes the header at submission; until then it is zero, so that
                     // validation sees the same record whatever the buffer held before.
                     record[..HEADER].fill(0);
                     copy_and_validate(event, record, iter, guard)
                 })
             };
+            return declined_unless(copied, result);
         }
         _ => {}
     }
@@ -222,7 +230,7 @@ unsafe fn copy_validate_dispatch(
             // SAFETY: Under the read lock with preemption disabled; `file` is what the ftrace
             // registration passed; `data` is validated.
             Consumer::Ftrace(file) => unsafe { probes::ftrace_record(file, data) },
-            // SAFETY: As above; `event` is registered.
+            // SAFETY: As above; `event` is registered and this is its perf probe, just seen.
             Consumer::Perf => unsafe { probes::perf_record(event, cpu, data) },
             // SAFETY: `data` is readable for the duration of the call.
             Consumer::Other(f, probe_data) => unsafe {
@@ -234,6 +242,19 @@ unsafe fn copy_validate_dispatch(
         Err(NotRecorded::Failed(EFAULT))
     } else {
         Ok(())
+    }
+}
+
+/// `result` if the consumer copied the payload, else [`NotRecorded::Nobody`]: it declined once
+/// asked, and the payload is still to be faulted in.
+fn declined_unless(
+    copied: bool,
+    result: core::result::Result<(), NotRecorded>,
+) -> core::result::Result<(), NotRecorded> {
+    if copied {
+        result
+    } else {
+        Err(NotRecorded::Nobody)
     }
 }
 

@@ -355,6 +355,55 @@ TEST_F(ev, failed_writes_leave_no_record_filtered_or_not)
 	munmap(pages, 2 * page);
 }
 
+/*
+ * Upstream faults the whole payload in before any consumer runs, so a payload it
+ * cannot read is EFAULT even when nothing is recorded. The module copies first
+ * and faults in only what it did not copy: when its one consumer declines after
+ * all (here an ftrace file whose pid filter leaves this task out), it must still
+ * fault the payload in. A readable payload succeeds and leaves no record.
+ */
+TEST_F(ev, unreadable_payload_is_efault_when_the_pid_filter_skips_the_writer)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	struct {
+		__s32 idx;
+		__u32 v;
+	} __attribute__((packed)) rec = { 0 };
+	static char buf[1 << 16];
+	unsigned char *pages;
+	__u32 idx = 9;
+
+	pages = mmap(NULL, 2 * page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, pages);
+	ASSERT_EQ(0, mprotect(pages + page, page, PROT_NONE));
+	ASSERT_EQ(0, reg_event(self->fd, "__rue_pf u32 v", &self->check, 4, 0, 0, &idx));
+	rec.idx = idx;
+	rec.v = 42;
+	/* The index on the last readable bytes, the payload on the PROT_NONE page. */
+	memcpy(pages + page - sizeof(rec.idx), &rec.idx, sizeof(rec.idx));
+	ASSERT_EQ(0, write_file(TRACEFS "events/user_events/__rue_pf/enable", "1"));
+	ASSERT_EQ(0, write_file(TRACEFS "trace", ""));
+
+	/* pid 1 (init) only: never this test. Cleared below whatever happens. */
+	EXPECT_EQ(0, write_file(TRACEFS "set_event_pid", "1"));
+	EXPECT_EQ(-1, write(self->fd, pages + page - sizeof(rec.idx), sizeof(rec)));
+	EXPECT_EQ(EFAULT, errno);
+	EXPECT_EQ(sizeof(rec), write(self->fd, &rec, sizeof(rec)));
+	EXPECT_EQ(0, write_file(TRACEFS "set_event_pid", ""));
+	EXPECT_LT(0, read_file(TRACEFS "trace", buf, sizeof(buf)));
+	EXPECT_EQ(0, count_in(buf, "__rue_pf:")) TH_LOG("trace:\n%s", buf);
+
+	/* Without the filter: the unreadable payload is EFAULT, the readable one recorded. */
+	EXPECT_EQ(-1, write(self->fd, pages + page - sizeof(rec.idx), sizeof(rec)));
+	EXPECT_EQ(EFAULT, errno);
+	EXPECT_EQ(sizeof(rec), write(self->fd, &rec, sizeof(rec)));
+	EXPECT_LT(0, read_file(TRACEFS "trace", buf, sizeof(buf)));
+	EXPECT_EQ(1, count_in(buf, "__rue_pf: v=0x2a (42)\n")) TH_LOG("trace:\n%s", buf);
+	ASSERT_EQ(0, write_file(TRACEFS "events/user_events/__rue_pf/enable", "0"));
+	EXPECT_EQ(0, unreg_event(self->fd, &self->check, 0));
+	munmap(pages, 2 * page);
+}
+
 TEST_F(ev, unregister_errnos_and_clears_bit_while_enabled)
 {
 	struct user_unreg unreg = { .size = 15 };
