@@ -16,9 +16,10 @@
 //! (upstream's `user_event_put` and `delayed_destroy_user_event`). The count is the kernel
 //! crate's [`AlwaysRefCounted`]: a reference held in Rust is an [`ARef<UserEvent>`]. References
 //! are held by: the creator ([`crate::group::Group::find_or_create`] returns an `ARef`), each
-//! open file that registered it and each enabler (raw pointers from [`ARef::into_raw`], released
-//! explicitly: see their types), each attached ftrace/perf probe, a queued delayed destroy (its
-//! work item's `ARef`), and, for `USER_EVENT_REG_PERSIST`, the event itself. Every live event
+//! open file that registered it (a raw pointer from [`ARef::into_raw`] in its index table), each
+//! enabler (taken with [`UserEvent::get`], released with [`UserEvent::put_locked`]: see its
+//! type), each attached ftrace/perf probe, a queued delayed destroy (its work item's `ARef`),
+//! and, for `USER_EVENT_REG_PERSIST`, the event itself. Every live event
 //! also holds a reference on this module, so `rmmod` is refused while any event exists.
 //!
 //! An `ARef<UserEvent>` must not be dropped with `event_mutex` held: the last put takes it.
@@ -473,8 +474,11 @@ impl UserEvent {
             None => Err(this),
         };
         if let Err(this) = queued {
-            // Dropping it would put it again, under `event_mutex`: the count keeps it instead,
-            // so the event stays until deleted, as upstream's does when it cannot queue.
+            // Not reached: a pending destroy holds a reference, so the count cannot reach zero
+            // again while it is queued, and the queue lives while any event does. Dropping
+            // `this` would put it again under `event_mutex`; it is kept instead, so the event
+            // stays for good (`DIAG_IOCSDEL` says `EBUSY`) and pins the module, as upstream's
+            // does when it cannot queue.
             let _ = ARef::into_raw(this);
             pr_warn!("user_events: Unable to queue delayed destroy\n");
         }

@@ -39,9 +39,10 @@ const MAX_EVENT_DESC: c_long = 512;
 /// A registration that adds an event allocates a segment when it needs one (each is twice the
 /// size of the one before) and publishes it before the count that covers it; no segment is
 /// moved, copied or freed before the file is released. So the write path finds an event with
-/// two loads and no lock or RCU section, and a registration costs the same however many events
-/// the file has. Upstream reads a dense array under `rcu_read_lock_sched()` and copies it
-/// whole into a new one for each event a registration adds.
+/// three dependent loads (the count, the segment, the entry) and no lock or RCU section, and a
+/// registration that adds an event copies nothing. Upstream reads a dense array under
+/// `rcu_read_lock_sched()` and copies it whole into a new one for each event a registration
+/// adds. Both search the entries for the event a registration names (`add_ref`).
 ///
 /// # Invariants
 ///

@@ -97,7 +97,8 @@ impl Consumer {
                     unsafe { core::ptr::addr_of!((*(*file).tr).buffer_disabled).read_volatile() };
                 (off == 0).then_some(Recorder::Ftrace(file))
             }
-            // SAFETY: Guaranteed by the caller.
+            // SAFETY: Guaranteed by the caller; this consumer is the perf probe, just seen in
+            // the probe array.
             Self::Perf => unsafe { perf_head(event, cpu) }.map(Recorder::Perf),
             Self::Other(..) => Some(Recorder::Other),
         }
@@ -411,12 +412,15 @@ unsafe fn bpf_attached(call: *mut bindings::trace_event_call) -> bool {
 ///
 /// # Safety
 ///
-/// Preemption disabled on CPU `cpu`; `event` registered.
+/// Preemption disabled on CPU `cpu`; `event` registered; the module's perf probe was seen on
+/// the event's tracepoint in the same read-side section.
 #[inline(always)]
 unsafe fn perf_head(event: &UserEvent, cpu: usize) -> Option<NonNull<bindings::hlist_head>> {
     let call = event.call();
-    // SAFETY: `call` is registered. Null until a perf event was first opened on the event
-    // (nothing, not even BPF, can be attached before), then set for good; read once.
+    // SAFETY: `call` is registered; read once. `perf_events` is allocated before the perf
+    // probe is attached and freed (and set to null) by `perf_trace_event_unreg` only after the
+    // probe is detached and `tracepoint_synchronize_unregister()` waited for sections like
+    // this one, which saw the probe attached: it stays allocated until the section ends.
     let events = unsafe { core::ptr::addr_of!((*call).perf_events).read_volatile() };
     let head = NonNull::new(per_cpu_ptr(NonNull::new(events)?.as_ptr(), cpu)?)?;
     // SAFETY: `head` is this CPU's live list; `hlist_empty` is this one read of `first`.
@@ -466,8 +470,8 @@ pub(crate) unsafe extern "C" fn perf_probe(
 ///
 /// # Safety
 ///
-/// Under the tracepoint read lock with preemption disabled on CPU `cpu`; `event` registered;
-/// `payload` validated.
+/// Under the tracepoint read lock with preemption disabled on CPU `cpu`, in which the module's
+/// perf probe was seen attached to `event`; `event` registered; `payload` validated.
 pub(crate) unsafe fn perf_record(event: &UserEvent, cpu: usize, payload: &[u8]) {
     // SAFETY: Guaranteed by the caller; `record` has room for the header and the payload.
     let _ = unsafe {
