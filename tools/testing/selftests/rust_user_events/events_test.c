@@ -591,12 +591,12 @@ static double now_ms(void)
 }
 
 /*
- * A REG that adds an event to a file's write indexes publishes a new index
- * array; the old one is freed once no writer can see it. Waiting for that
- * (an RCU grace period) inside the REG, under the global reg_mutex, would stall
- * every REG, DEL and UNREG on the system: REGs that grow the array must cost
- * about what the same REGs cost when they find their event already there, not
- * a grace period more each.
+ * A REG that adds an event to a file's write indexes must not wait for
+ * anything (an RCU grace period, say) inside the REG, under the global
+ * reg_mutex, which would stall every REG, DEL and UNREG on the system: REGs
+ * that grow the table must cost about what the same REGs cost when they find
+ * their event already there. (The module's table only grows, so nothing is
+ * freed until the file is released.)
  */
 TEST(reg_growing_the_index_array_waits_for_no_grace_period)
 {
