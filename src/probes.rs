@@ -548,9 +548,8 @@ unsafe fn perf_emit_to<E>(
     let mut regs: *mut bindings::pt_regs = core::ptr::null_mut();
     let mut rctx: c_int = 0;
     // CAST: `aligned` is at most 8192.
-    // SAFETY: Preemption is disabled; perf hands out this CPU's buffer and a recursion context,
-    // and the caller's registers are fetched into its register buffer.
-    let raw = unsafe { bindings::rue_perf_trace_buf_alloc(aligned as c_int, &mut regs, &mut rctx) };
+    // SAFETY: Preemption is disabled, as `perf_trace_buf_alloc` requires.
+    let raw = unsafe { perf_trace_buf_alloc(aligned as c_int, &mut regs, &mut rctx) };
     if raw.is_null() {
         return Ok(());
     }
@@ -613,6 +612,57 @@ unsafe fn perf_emit_to<E>(
         )
     };
     Ok(())
+}
+
+/// `perf_trace_buf_alloc()` and then `perf_fetch_caller_regs()` into the registers it hands
+/// out, as upstream's perf probe does: this CPU's sample buffer of `size` bytes and a recursion
+/// context, or null.
+///
+/// On x86-64 the registers are filled here (`perf_arch_fetch_caller_regs()`: the instruction
+/// pointer, the stack pointer the unwinder starts from, the kernel code segment, no flags), so
+/// a sample makes one C call less; the instruction pointer is this code's own, where upstream
+/// records its probe's caller. Elsewhere the shim does both.
+///
+/// # Safety
+///
+/// Preemption is disabled until the buffer is submitted or released.
+#[inline(always)]
+unsafe fn perf_trace_buf_alloc(
+    size: c_int,
+    regs: &mut *mut bindings::pt_regs,
+    rctx: &mut c_int,
+) -> *mut c_void {
+    #[cfg(CONFIG_X86_64)]
+    {
+        // SAFETY: Preemption is disabled (the caller's guarantee); both pointers are writable.
+        let raw = unsafe { bindings::perf_trace_buf_alloc(size, regs, rctx) };
+        if !raw.is_null() {
+            let (ip, sp): (usize, usize);
+            // SAFETY: Reads the instruction and stack pointers only.
+            unsafe {
+                core::arch::asm!(
+                    "lea 0(%rip), {ip}",
+                    "mov %rsp, {sp}",
+                    ip = out(reg) ip,
+                    sp = out(reg) sp,
+                    options(att_syntax, nomem, nostack, preserves_flags),
+                )
+            };
+            // SAFETY: With a buffer, perf set `*regs` to this CPU's register buffer for the
+            // recursion context, ours until the sample is submitted or released.
+            let r = unsafe { &mut **regs };
+            r.ip = ip;
+            r.sp = sp;
+            r.__bindgen_anon_1.csx = bindings::__KERNEL_CS.into();
+            r.flags = 0;
+        }
+        raw
+    }
+    #[cfg(not(CONFIG_X86_64))]
+    // SAFETY: As above.
+    unsafe {
+        bindings::rue_perf_trace_buf_alloc(size, regs, rctx)
+    }
 }
 
 /// `trace_seq` as the pure trace-output code's [`TraceSeq`].

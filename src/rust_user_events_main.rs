@@ -38,6 +38,7 @@ mod symbols;
 mod sysctl;
 mod tracefs;
 mod tracepoint;
+mod uaccess;
 mod write;
 
 use logic::abi;

@@ -70,8 +70,9 @@ impl Drop for ReadGuard {
 }
 
 /// The write path's section: preemption and page faults disabled and the read side of the
-/// probe arrays held, entered and left with one C call each (the write path's only lock, taken
-/// by every write to an event with a consumer attached).
+/// probe arrays held (the write path's only lock, taken by every write to an event with a
+/// consumer attached). On x86-64 it is entered and left inline ([`section`]: the C inlines'
+/// per-CPU instructions), elsewhere with one C call each.
 ///
 /// Upstream's write path only disables preemption (`rcu_read_lock_sched()`), but the
 /// tracepoint's probe arrays are freed after an SRCU grace period of `tracepoint_srcu`, which
@@ -94,13 +95,27 @@ impl WriteGuard {
     /// Disables preemption and page faults and enters the read side.
     #[inline(always)]
     pub(crate) fn lock() -> Self {
-        let mut cpu: c_uint = 0;
-        // SAFETY: `cpu` is writable; the cookie is returned to the unlock in `drop`.
-        let cookie = unsafe { bindings::rue_tracepoint_write_lock(&mut cpu) };
-        // INVARIANT: All done by the call above, which ran on `cpu`.
-        Self {
-            cookie,
-            cpu: cpu as usize,
+        #[cfg(all(CONFIG_X86_64, CONFIG_SMP, CONFIG_HAS_SEPARATE_PREEMPT_RESCHED_BITS))]
+        {
+            section::preempt_disable();
+            section::pagefault_disable();
+            // INVARIANT: Preemption and page faults were disabled just above, so the CPU read
+            // is the one the section stays on; the cookie is the read lock's.
+            Self {
+                cpu: section::cpu(),
+                cookie: section::srcu_read_lock().cast(),
+            }
+        }
+        #[cfg(not(all(CONFIG_X86_64, CONFIG_SMP, CONFIG_HAS_SEPARATE_PREEMPT_RESCHED_BITS)))]
+        {
+            let mut cpu: c_uint = 0;
+            // SAFETY: `cpu` is writable; the cookie is returned to the unlock in `drop`.
+            let cookie = unsafe { bindings::rue_tracepoint_write_lock(&mut cpu) };
+            // INVARIANT: All done by the call above, which ran on `cpu`.
+            Self {
+                cookie,
+                cpu: cpu as usize,
+            }
         }
     }
 
@@ -125,9 +140,207 @@ impl WriteGuard {
 impl Drop for WriteGuard {
     #[inline(always)]
     fn drop(&mut self) {
+        #[cfg(all(CONFIG_X86_64, CONFIG_SMP, CONFIG_HAS_SEPARATE_PREEMPT_RESCHED_BITS))]
+        {
+            // SAFETY: `cookie` came from the matching lock on this task (type invariant).
+            unsafe { section::srcu_read_unlock(self.cookie.cast()) };
+            // SAFETY: Both were disabled by the matching lock (type invariant).
+            unsafe { section::pagefault_enable() };
+            // SAFETY: As above.
+            unsafe { section::preempt_enable() };
+        }
+        #[cfg(not(all(CONFIG_X86_64, CONFIG_SMP, CONFIG_HAS_SEPARATE_PREEMPT_RESCHED_BITS)))]
         // SAFETY: `cookie` came from the matching lock on this CPU, whose preemption and page
         // faults are still disabled (type invariant).
-        unsafe { bindings::rue_tracepoint_write_unlock(self.cookie) };
+        unsafe {
+            bindings::rue_tracepoint_write_unlock(self.cookie)
+        };
+    }
+}
+
+/// [`WriteGuard`]'s entry and exit on x86-64, as the kernel's inlines compile there: each a
+/// per-CPU instruction or a field of `current` (`preempt_disable_notrace()`,
+/// `pagefault_disable()`, `raw_smp_processor_id()`, `srcu_read_lock_fast_notrace()` and their
+/// undoing), so that a write makes no C call to enter or leave its section. The per-CPU
+/// variables are the kernel's exported ones, addressed `%gs`-relative as the kernel's own
+/// modules address them. `srcu_read_lock_fast_notrace()`'s flavour check, a lockdep-kernel
+/// debug check that `tracepoint_srcu` is only ever read with the fast flavour, is left out:
+/// this is that flavour.
+#[cfg(all(CONFIG_X86_64, CONFIG_SMP, CONFIG_HAS_SEPARATE_PREEMPT_RESCHED_BITS))]
+mod section {
+    use crate::bindings;
+    use core::{
+        arch::asm,
+        mem::offset_of,
+        sync::atomic::{compiler_fence, Ordering},
+    };
+
+    #[cfg(all(CONFIG_PREEMPTION, CONFIG_PREEMPT_DYNAMIC))]
+    extern "C" {
+        /// The static call `preempt_enable_notrace()` makes (`__preempt_schedule_notrace()`):
+        /// a return, or `preempt_schedule_notrace_thunk`, by the preemption model chosen at
+        /// boot. It saves every register it uses.
+        #[allow(non_upper_case_globals)]
+        static __SCT__preempt_schedule_notrace: u8;
+    }
+
+    /// `preempt_disable_notrace()`: this CPU's preemption count, incremented.
+    #[inline(always)]
+    pub(super) fn preempt_disable() {
+        // SAFETY: One per-CPU increment (`raw_cpu_add_8(__preempt_count, 1)`), which an
+        // interrupt cannot split. Not `nomem`: a compiler barrier, as the C macro's `barrier()`.
+        unsafe {
+            asm!(
+                "incq %gs:{pc}(%rip)",
+                pc = sym bindings::__preempt_count,
+                options(att_syntax, nostack),
+            )
+        };
+    }
+
+    /// `preempt_enable_notrace()`: the count decremented and, on a preemptible kernel, the
+    /// scheduler called if that left it zero (x86 keeps `PREEMPT_NEED_RESCHED` inverted in the
+    /// count, so zero means "no preemption count and a reschedule due").
+    ///
+    /// # Safety
+    ///
+    /// Undoes a [`preempt_disable`] of this task.
+    #[inline(always)]
+    pub(super) unsafe fn preempt_enable() {
+        let zero: u8;
+        // SAFETY: One per-CPU decrement (`__preempt_count_dec_and_test()`); a barrier, as
+        // above.
+        unsafe {
+            asm!(
+                "decq %gs:{pc}(%rip)",
+                "sete {zero}",
+                pc = sym bindings::__preempt_count,
+                zero = out(reg_byte) zero,
+                options(att_syntax, nostack),
+            )
+        };
+        #[cfg(CONFIG_PREEMPTION)]
+        if zero != 0 {
+            preempt_schedule();
+        }
+        #[cfg(not(CONFIG_PREEMPTION))]
+        let _ = zero;
+    }
+
+    /// `__preempt_schedule_notrace()`: the static call on a kernel whose preemption model is
+    /// chosen at boot, else the thunk.
+    #[cfg(CONFIG_PREEMPTION)]
+    #[cold]
+    #[inline(never)]
+    fn preempt_schedule() {
+        // SAFETY: Called as the C macro calls it, with preemption enabled again; the target
+        // saves the registers it uses, and the caller-saved ones are declared clobbered anyway.
+        unsafe {
+            #[cfg(CONFIG_PREEMPT_DYNAMIC)]
+            asm!(
+                "call {f}",
+                f = sym __SCT__preempt_schedule_notrace,
+                clobber_abi("C"),
+            );
+            #[cfg(not(CONFIG_PREEMPT_DYNAMIC))]
+            asm!(
+                "call {f}",
+                f = sym bindings::preempt_schedule_notrace_thunk,
+                clobber_abi("C"),
+            );
+        }
+    }
+
+    /// `current`: this CPU's `current_task`.
+    #[inline(always)]
+    fn current() -> *mut bindings::task_struct {
+        let task: *mut bindings::task_struct;
+        // SAFETY: One per-CPU load (`this_cpu_read_const(const_current_task)`).
+        unsafe {
+            asm!(
+                "movq %gs:{ct}(%rip), {task}",
+                ct = sym bindings::current_task,
+                task = out(reg) task,
+                options(att_syntax, nostack, readonly, preserves_flags),
+            )
+        };
+        task
+    }
+
+    /// `pagefault_disable()`.
+    #[inline(always)]
+    pub(super) fn pagefault_disable() {
+        // SAFETY: `current` is this task, whose `pagefault_disabled` only it changes.
+        unsafe { (*current()).pagefault_disabled += 1 };
+        // The store is issued before a page fault can hit (the C function's `barrier()`).
+        compiler_fence(Ordering::SeqCst);
+    }
+
+    /// `pagefault_enable()`.
+    ///
+    /// # Safety
+    ///
+    /// Undoes a [`pagefault_disable`] of this task.
+    #[inline(always)]
+    pub(super) unsafe fn pagefault_enable() {
+        compiler_fence(Ordering::SeqCst);
+        // SAFETY: As in `pagefault_disable`; the count is positive (the caller's guarantee).
+        unsafe { (*current()).pagefault_disabled -= 1 };
+    }
+
+    /// `raw_smp_processor_id()`: this CPU's `cpu_number`. Stable while preemption is disabled.
+    #[inline(always)]
+    pub(super) fn cpu() -> usize {
+        let cpu: u32;
+        // SAFETY: One per-CPU load.
+        unsafe {
+            asm!(
+                "movl %gs:{n}(%rip), {cpu:e}",
+                n = sym bindings::cpu_number,
+                cpu = out(reg) cpu,
+                options(att_syntax, nostack, readonly, preserves_flags),
+            )
+        };
+        // CAST: CPU numbers are below `nr_cpu_ids`.
+        cpu as usize
+    }
+
+    /// `srcu_read_lock_fast_notrace(&tracepoint_srcu)`: the current counter pair's `srcu_locks`
+    /// incremented on this CPU. Returns the pair, for the unlock.
+    #[inline(always)]
+    pub(super) fn srcu_read_lock() -> *mut bindings::srcu_ctr {
+        // SAFETY: `tracepoint_srcu` is a kernel-lifetime `srcu_struct`; `srcu_ctrp` is read
+        // once, as `READ_ONCE` does (the grace-period machinery flips it).
+        let scp =
+            unsafe { core::ptr::addr_of!(bindings::tracepoint_srcu.srcu_ctrp).read_volatile() };
+        // SAFETY: `scp` is a per-CPU pointer to a pair of counters; this CPU's `srcu_locks` is
+        // incremented with one instruction (`this_cpu_inc()`: x86 needs no NMI-safe variant).
+        // A barrier, as above.
+        unsafe {
+            asm!(
+                "incq %gs:({c})",
+                c = in(reg) scp.wrapping_byte_add(offset_of!(bindings::srcu_ctr, srcu_locks)),
+                options(att_syntax, nostack),
+            )
+        };
+        scp
+    }
+
+    /// `srcu_read_unlock_fast_notrace(&tracepoint_srcu, scp)`.
+    ///
+    /// # Safety
+    ///
+    /// `scp` is what [`srcu_read_lock`] returned to this task.
+    #[inline(always)]
+    pub(super) unsafe fn srcu_read_unlock(scp: *mut bindings::srcu_ctr) {
+        // SAFETY: As in `srcu_read_lock`, on `srcu_unlocks` (on whatever CPU this runs).
+        unsafe {
+            asm!(
+                "incq %gs:({c})",
+                c = in(reg) scp.wrapping_byte_add(offset_of!(bindings::srcu_ctr, srcu_unlocks)),
+                options(att_syntax, nostack),
+            )
+        };
     }
 }
 

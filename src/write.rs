@@ -20,6 +20,7 @@ use crate::{
     logic::{abi, stats::Stats, validate},
     probes::{self, Consumer, ProbeFn, Recorder},
     tracepoint::{self, WriteGuard},
+    uaccess,
 };
 use core::{
     ptr::null_mut,
@@ -330,10 +331,105 @@ unsafe fn call_other_probe(
 }
 
 /// Reads and checks the 4-byte write index.
+///
+/// Upstream's `copy_from_iter`, but on x86-64 an index in the iterator's current segment (a
+/// `write(2)` buffer, or the first iovec of a `writev(2)`: clients give the index an iovec of
+/// its own) is read with one `get_user()` and the iterator advanced in place: no C call but the
+/// read, where `copy_from_iter` costs a write more than the rest of its lookup. A fault is
+/// `EFAULT` either way.
 pub(crate) fn read_index(iov: &mut IovIterSource<'_>) -> Result<usize> {
     let mut index = [0u8; abi::WRITE_INDEX_SIZE];
-    if iov.copy_from_iter(&mut index) != index.len() {
+    #[cfg(CONFIG_X86_64)]
+    let done = {
+        let it = iov.as_raw();
+        // SAFETY: `it` is the valid source iterator `iov` wraps, which this function borrows
+        // mutably for its duration.
+        match unsafe { user_segment_start(it, index.len()) } {
+            Some(addr) => {
+                index = uaccess::get_user_u32(addr)?.to_ne_bytes();
+                // SAFETY: As above; the current segment holds at least `index.len()` bytes.
+                unsafe { advance_user(it, index.len()) };
+                true
+            }
+            None => false,
+        }
+    };
+    #[cfg(not(CONFIG_X86_64))]
+    let done = false;
+    if !done && iov.copy_from_iter(&mut index) != index.len() {
         return Err(EFAULT);
     }
     usize::try_from(i32::from_ne_bytes(index)).map_err(|_| EINVAL)
+}
+
+/// The address of the next byte of `it`, if it iterates over user memory (`ITER_UBUF`,
+/// `ITER_IOVEC`) and its current segment holds at least `len` more bytes (`iter_iov_addr()`,
+/// `iter_iov_len()`).
+///
+/// # Safety
+///
+/// `it` is a valid iterator.
+#[cfg(CONFIG_X86_64)]
+unsafe fn user_segment_start(it: *mut bindings::iov_iter, len: usize) -> Option<usize> {
+    // SAFETY: `it` is valid (the caller's guarantee). Both user-backed types keep their
+    // segments in the union's first view: the base (`ubuf`) or the iovec array (`__iov`), and
+    // the bytes left (`count`).
+    let (it, view) = unsafe { (&*it, (*it).__bindgen_anon_1.__bindgen_anon_1.as_ref()) };
+    if view.count < len {
+        return None;
+    }
+    let (base, left) = match u32::from(it.iter_type) {
+        bindings::iter_type_ITER_UBUF => {
+            // SAFETY: `ubuf` is the member for `ITER_UBUF`, whose one segment is `count` long.
+            let base = unsafe { view.__bindgen_anon_1.ubuf };
+            (base as usize, view.count)
+        }
+        bindings::iter_type_ITER_IOVEC => {
+            // SAFETY: `__iov` is the member for `ITER_IOVEC`: the kernel's copy of the writer's
+            // iovecs, at least one while `count` is not zero, live for the call.
+            let first = unsafe { &*view.__bindgen_anon_1.__iov };
+            (
+                first.iov_base as usize,
+                first.iov_len.checked_sub(it.iov_offset)?,
+            )
+        }
+        _ => return None,
+    };
+    (left >= len).then(|| base.wrapping_add(it.iov_offset))
+}
+
+/// `iov_iter_advance()` of a user-backed iterator by `len` bytes of its current segment
+/// (`iov_iter_iovec_advance()`: a segment read to its end is left, and so are empty ones).
+///
+/// # Safety
+///
+/// `it` is valid and [`user_segment_start`] found `len` bytes in its current segment.
+#[cfg(CONFIG_X86_64)]
+unsafe fn advance_user(it: *mut bindings::iov_iter, len: usize) {
+    // SAFETY: `it` is valid and ours to change (the caller's guarantee).
+    let it = unsafe { &mut *it };
+    // SAFETY: As in `user_segment_start`, the first view is the one in use.
+    let view = unsafe { it.__bindgen_anon_1.__bindgen_anon_1.as_mut() };
+    view.count -= len;
+    if u32::from(it.iter_type) == bindings::iter_type_ITER_UBUF {
+        it.iov_offset += len;
+        return;
+    }
+    // SAFETY: An `ITER_IOVEC` iterator: `__iov` points to `nr_segs` iovecs.
+    let (mut iov, mut segs) = unsafe { (view.__bindgen_anon_1.__iov, it.__bindgen_anon_2.nr_segs) };
+    let mut offset = it.iov_offset + len;
+    while segs > 0 {
+        // SAFETY: `iov` is one of the `nr_segs` iovecs.
+        let seg = unsafe { (*iov).iov_len };
+        if offset < seg {
+            break;
+        }
+        offset -= seg;
+        // SAFETY: At most one past the last iovec.
+        iov = unsafe { iov.add(1) };
+        segs -= 1;
+    }
+    it.iov_offset = offset;
+    it.__bindgen_anon_2.nr_segs = segs;
+    view.__bindgen_anon_1.__iov = iov;
 }

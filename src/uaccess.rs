@@ -1,0 +1,45 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! `get_user()`, which the `kernel` crate lacks: one aligned-or-not `u32` read from user
+//! memory, for the write index of every write and the `size` that heads REG and UNREG's
+//! structs. On x86-64 it is the kernel's own `__get_user_4`, a few instructions, where a
+//! `UserSlice` read is a call of `_copy_from_user` and its checks.
+
+use kernel::prelude::*;
+
+/// The `u32` at user address `addr` (`get_user()`); `EFAULT` if it cannot be read.
+#[cfg(CONFIG_X86_64)]
+#[inline(always)]
+pub(crate) fn get_user_u32(addr: usize) -> Result<u32> {
+    let err: usize;
+    let value: u64;
+    // SAFETY: `__get_user_4` (arch/x86/lib/getuser.S) takes the address in `rax` and returns
+    // 0 or `-EFAULT` in `rax` and the zero-extended value in `rdx`; it clamps an address
+    // beyond user space to one that faults, its exception table entry turns a fault into
+    // `-EFAULT`, and it writes no memory and no other register but the flags. It is called
+    // directly, as the C `get_user()` calls it (it has no `endbr`).
+    unsafe {
+        core::arch::asm!(
+            "call {f}",
+            f = sym crate::bindings::__get_user_4,
+            inout("rax") addr => err,
+            out("rdx") value,
+        )
+    };
+    if err != 0 {
+        return Err(EFAULT);
+    }
+    // CAST: `__get_user_4` zero-extends the 32 bits it read.
+    Ok(value as u32)
+}
+
+/// The `u32` at user address `addr` (`get_user()`); `EFAULT` if it cannot be read.
+#[cfg(not(CONFIG_X86_64))]
+#[inline(always)]
+pub(crate) fn get_user_u32(addr: usize) -> Result<u32> {
+    use kernel::uaccess::{UserPtr, UserSlice};
+    UserSlice::new(UserPtr::from_addr(addr), size_of::<u32>())
+        .reader()
+        .read::<u32>()
+        .map_err(|_| EFAULT)
+}
