@@ -59,7 +59,10 @@ use crate::{
 };
 use core::{
     ptr::{null_mut, NonNull},
-    sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering::Relaxed},
+    sync::atomic::{
+        AtomicBool, AtomicU32, AtomicU64,
+        Ordering::{Acquire, Relaxed, Release},
+    },
 };
 use kernel::{
     list::{AtomicTracker, List, ListArc, ListLinks, TryNewListArc},
@@ -113,8 +116,6 @@ struct ForkState {
     forks_pending: u32,
     /// A forked child's parent and the snapshot of it, until the copy runs.
     copy_from: Option<(Arc<Scope>, u64)>,
-    /// False while a forked child's copy has not run.
-    copied: bool,
     /// Enablers waiting for a fault-in.
     faults: List<Enabler>,
 }
@@ -133,6 +134,9 @@ pub(crate) struct Scope {
     graveyard: EventLocked<RBTree<WordKey, Arc<Enabler>>>,
     #[pin]
     fork: SpinLock<ForkState>,
+    /// False while a forked child's copy has not run; set under `fork`, so that a waiter that
+    /// saw it false under `fork` is woken.
+    copied: AtomicBool,
     /// Signalled when a forked child's copy ran.
     #[pin]
     copy_done: CondVar,
@@ -169,9 +173,9 @@ impl Scope {
                     seq: 0,
                     forks_pending: 0,
                     copy_from: None,
-                    copied: !forked,
                     faults: List::new(),
                 }),
+                copied: AtomicBool::new(!forked),
                 copy_done <- new_condvar!(),
                 copy_work <- new_work!("Scope::copy_work"),
                 teardown_work <- new_work!("Scope::teardown_work"),
@@ -206,8 +210,12 @@ impl Scope {
     /// linear in the parent's enablers. It waits for this scope's copy only and is called
     /// without `reg_mutex` or `event_mutex` held: the copy takes `event_mutex`.
     pub(crate) fn wait_for_copy(&self) {
+        // Nearly always true (every scope but a child forked a moment ago): no lock then.
+        if self.copied.load(Acquire) {
+            return;
+        }
         let mut fork = self.fork.lock();
-        while !fork.copied {
+        while !self.copied.load(Acquire) {
             self.copy_done.wait(&mut fork);
         }
     }
@@ -330,7 +338,10 @@ impl WorkItem<1> for Scope {
                 release_graveyard(&parent, &mut held);
             }
         }
-        child.fork.lock().copied = true;
+        {
+            let _fork = child.fork.lock();
+            child.copied.store(true, Release);
+        }
         child.copy_done.notify_all();
     }
 }
@@ -540,13 +551,23 @@ impl Enabler {
     }
 }
 
-/// Runs `f` on `mm` held by `mmget`, with its mmap lock held for reading (what
-/// `pin_user_pages_remote` and `fixup_user_fault` require). `ENOENT` if the address space is
-/// gone.
+/// Runs `f` on `mm` with its mmap lock held for reading (what `pin_user_pages_remote` and
+/// `fixup_user_fault` require), and with a user of it: the calling task, if `mm` is its own,
+/// else an `mmget` reference. `ENOENT` if the address space is gone.
 ///
-/// The `mmget` reference is dropped with `mmput_async`, after the lock: callers may hold
+/// An `mmget` reference is dropped with `mmput_async`, after the lock: callers may hold
 /// `event_mutex`, and the address space's teardown must not run under it.
 fn with_mmap_read<R>(mm: &Mm, f: impl FnOnce(&MmWithUser) -> R) -> Result<R> {
+    // A task's REG and UNREG write into its own address space, which it holds while it runs:
+    // borrowed then, without `mmget`.
+    let current = kernel::current!();
+    if let Some(own) = current
+        .mm()
+        .filter(|own| core::ptr::eq(own.as_raw(), mm.as_raw()))
+    {
+        let _lock = own.mmap_read_lock();
+        return Ok(f(own));
+    }
     let user = MmWithUser::into_mmput_async(mm.mmget_not_zero().ok_or(ENOENT)?);
     let _lock = user.mmap_read_lock();
     Ok(f(&user))
@@ -647,19 +668,28 @@ pub(crate) fn create(scope: &Arc<Scope>, event: &UserEvent, addr: u64, bit: u8) 
 pub(crate) fn unregister(scope: &Scope, addr: u64, bit: u8) -> Result {
     {
         let mut held = Held::lock();
-        let enablers = scope.enablers.get(&mut held);
-        let e = enablers.get(&(addr, bit)).cloned().ok_or(ENOENT)?;
-        // PANIC: Found just above under the same lock.
-        let node = enablers.remove_node(&(addr, bit)).expect("found");
-        e.unindex(&mut held);
+        let key = (addr, bit);
+        if scope.enablers.get(&mut held).get(&key).is_none() {
+            return Err(ENOENT);
+        }
         let (died, pending) = scope.next_seq();
-        e.died.store(died, Relaxed);
+        let enablers = scope.enablers.get(&mut held);
         if pending {
             // A pending fork copy must still see it: keep it, and its event reference, until
             // the copy ran. The removed node is reused, so this allocates nothing.
+            // PANIC: Found just above under the same lock.
+            let e = enablers.get(&key).cloned().expect("found");
+            // PANIC: As above.
+            let node = enablers.remove_node(&key).expect("found");
+            e.unindex(&mut held);
+            e.died.store(died, Relaxed);
             let node = node.into_reservation().into_node((died, 0), e);
             scope.graveyard.get(&mut held).insert(node);
         } else {
+            // PANIC: As above.
+            let (_, e) = enablers.remove_node(&key).expect("found").to_key_value();
+            e.unindex(&mut held);
+            e.died.store(died, Relaxed);
             e.release(&mut held);
         }
     }

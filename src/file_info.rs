@@ -15,7 +15,7 @@ use crate::{
         },
         segments,
     },
-    scope, write,
+    scope, uaccess, write,
 };
 use core::{
     ptr::{null_mut, NonNull},
@@ -174,21 +174,32 @@ unsafe impl Send for FileInfo {}
 // SAFETY: As above.
 unsafe impl Sync for FileInfo {}
 
+/// A NUL-terminated string copied from user memory by `strndup_user`, kept in the kernel's own
+/// allocation; it derefs to the bytes before the NUL.
+struct UserString(KBox<[u8]>);
+
+impl core::ops::Deref for UserString {
+    type Target = [u8];
+
+    fn deref(&self) -> &[u8] {
+        // The allocation ends with the NUL (see `strndup_user`).
+        self.0.split_last().map_or(&[], |(_, bytes)| bytes)
+    }
+}
+
 /// Copies a NUL-terminated user string of at most 511 bytes (`strndup_user(…, 512)`).
-fn strndup_user(addr: u64) -> Result<KVec<u8>> {
+fn strndup_user(addr: u64) -> Result<UserString> {
     // SAFETY: `strndup_user` validates the user pointer itself.
     let p = from_err_ptr(unsafe {
         bindings::strndup_user(addr as usize as *const c_char, MAX_EVENT_DESC)
     })?;
-    // SAFETY: On success `p` is a kmalloc'd NUL-terminated string.
-    let bytes = unsafe { CStr::from_char_ptr(p) }.to_bytes();
-    let copy = KVec::from_elem(0u8, 0, GFP_KERNEL).and_then(|mut v| {
-        v.extend_from_slice(bytes, GFP_KERNEL)?;
-        Ok(v)
-    });
-    // SAFETY: `p` came from `strndup_user` and is not used after this.
-    unsafe { bindings::kfree(p.cast()) };
-    Ok(copy?)
+    // SAFETY: On success `p` is a NUL-terminated string.
+    let len = unsafe { CStr::from_char_ptr(p) }.to_bytes_with_nul().len();
+    // SAFETY: `strndup_user` returns `memdup_user` of exactly the string and its NUL, a
+    // `kmalloc` allocation of `len` bytes that the box frees with `kfree`, owned by nobody else.
+    Ok(UserString(unsafe {
+        KBox::from_raw(core::ptr::slice_from_raw_parts_mut(p.cast::<u8>(), len))
+    }))
 }
 
 // SAFETY: `UserReg` is `repr(C, packed)` of integers only: no padding, any bytes are a value.
@@ -206,10 +217,7 @@ unsafe impl AsBytes for UserUnreg {}
 /// `copy_struct_from_user()`: a smaller struct is zero-filled, a larger one is refused with
 /// `E2BIG` unless its tail is zero, a fault is `EFAULT`.
 fn copy_struct_from_user<T: FromBytes + AsBytes + Default>(arg: usize, min: usize) -> Result<T> {
-    let size = UserSlice::new(UserPtr::from_addr(arg), size_of::<u32>())
-        .reader()
-        .read::<u32>()
-        .map_err(|_| EFAULT)?;
+    let size = uaccess::get_user_u32(arg)?;
     let size = abi::struct_size(size, min, bindings::PAGE_SIZE).map_err(|e| match e {
         SizeError::TooBig => E2BIG,
         SizeError::TooSmall => EINVAL,

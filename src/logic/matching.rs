@@ -99,7 +99,9 @@ fn write_field_string<W: Write>(
     is_struct: bool,
     colon: bool,
 ) -> fmt::Result {
-    write!(out, "{ty} {name}")?;
+    out.write_str(ty)?;
+    out.write_char(' ')?;
+    out.write_str(name)?;
     if is_struct {
         // Upstream: `" %d"` of the `int` size; sizes from the grammar are below 2^31.
         write!(out, " {size}")?;
