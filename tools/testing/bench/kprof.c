@@ -7,7 +7,8 @@
  * that the samples were in ("self") and those on their call chains
  * ("total"), named from /proc/kallsyms (module functions included).
  *
- * Usage: kprof [-p PERIOD_NS] [-t TOP] [-c NAME] [-f NAME] -- COMMAND [ARG...]
+ * Usage: kprof [-a] [-p PERIOD_NS] [-t TOP] [-c NAME] [-f NAME] -- COMMAND [ARG...]
+ *   -a       sample every CPU (every task) while COMMAND runs
  *   -c NAME  also count the callers of the functions whose names contain NAME
  *   -f NAME  count only the samples with such a function on their call chain
  *
@@ -31,6 +32,7 @@
 
 #define DATA_PAGES 256
 #define MAX_DEPTH 64
+#define MAX_CPUS 64
 
 struct sym {
 	uint64_t addr;
@@ -225,12 +227,16 @@ int main(int argc, char **argv)
 		.exclude_callchain_user = 1,
 		.wakeup_events = 64,
 	};
-	int top = 40, go[2], opt, status;
+	int top = 40, go[2], opt, status, all = 0, ncpus = 1;
+	int fds[MAX_CPUS];
+	struct perf_event_mmap_page *pages[MAX_CPUS];
 	long pagesz = sysconf(_SC_PAGESIZE);
 	size_t size = DATA_PAGES * pagesz;
 
-	while ((opt = getopt(argc, argv, "c:f:p:t:")) != -1) {
-		if (opt == 'c')
+	while ((opt = getopt(argc, argv, "ac:f:p:t:")) != -1) {
+		if (opt == 'a')
+			all = 1;
+		else if (opt == 'c')
 			callee = optarg;
 		else if (opt == 'f')
 			filter = optarg;
@@ -258,37 +264,49 @@ int main(int argc, char **argv)
 		_exit(127);
 	}
 	close(go[0]);
-	int fd = syscall(SYS_perf_event_open, &attr, child, -1, -1, 0);
-
-	if (fd < 0) {
-		perror("perf_event_open");
-		return 1;
+	if (all) {
+		/* Every CPU, every task, from now until the command exits. */
+		ncpus = sysconf(_SC_NPROCESSORS_ONLN);
+		if (ncpus > MAX_CPUS)
+			ncpus = MAX_CPUS;
+		attr.disabled = 0;
+		attr.enable_on_exec = 0;
 	}
-	struct perf_event_mmap_page *page =
-		mmap(NULL, size + pagesz, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-	if (page == MAP_FAILED) {
-		perror("mmap");
-		return 1;
+	for (int cpu = 0; cpu < ncpus; cpu++) {
+		fds[cpu] = all ? syscall(SYS_perf_event_open, &attr, -1, cpu, -1, 0)
+			       : syscall(SYS_perf_event_open, &attr, child, -1, -1, 0);
+		if (fds[cpu] < 0) {
+			perror("perf_event_open");
+			return 1;
+		}
+		pages[cpu] = mmap(NULL, size + pagesz, PROT_READ | PROT_WRITE, MAP_SHARED,
+				  fds[cpu], 0);
+		if (pages[cpu] == MAP_FAILED) {
+			perror("mmap");
+			return 1;
+		}
 	}
 	if (write(go[1], "g", 1) != 1)
 		return 1;
 	for (;;) {
-		struct pollfd p = { .fd = fd, .events = POLLIN };
+		struct pollfd p = { .fd = fds[0], .events = POLLIN };
 
 		poll(&p, 1, 100);
-		drain(page, size);
+		for (int cpu = 0; cpu < ncpus; cpu++)
+			drain(pages[cpu], size);
 		pid_t w = waitpid(child, &status, WNOHANG);
 
 		if (w == child)
 			break;
 	}
-	drain(page, size);
+	for (int cpu = 0; cpu < ncpus; cpu++)
+		drain(pages[cpu], size);
 	report("self", by_self, top);
 	report("total", by_total, top);
 	for (int j = 0; callee && j < 256 && callers[j].n; j++)
 		printf("kprof caller %7lu %s\n", callers[j].n, lookup(callers[j].addr)->name);
 	return WIFEXITED(status) ? WEXITSTATUS(status) : 1;
 usage:
-	fprintf(stderr, "usage: kprof [-p PERIOD_NS] [-t TOP] [-c NAME] [-f NAME] -- COMMAND [ARG...]\n");
+	fprintf(stderr, "usage: kprof [-a] [-p PERIOD_NS] [-t TOP] [-c NAME] [-f NAME] -- COMMAND [ARG...]\n");
 	return 2;
 }
