@@ -665,37 +665,47 @@ pub(crate) fn create(scope: &Arc<Scope>, event: &UserEvent, addr: u64, bit: u8) 
 /// `DIAG_IOCSUNREG`: removes the scope's enabler at `addr`/`bit` and clears the bit in its
 /// memory, even while the event is enabled, faulting the word in outside `event_mutex` if
 /// needed. `ENOENT` if there was none (the bit is then left alone).
+///
+/// The first clear is tried in the same `event_mutex` section as the removal.
 pub(crate) fn unregister(scope: &Scope, addr: u64, bit: u8) -> Result {
-    {
-        let mut held = Held::lock();
-        let key = (addr, bit);
-        if scope.enablers.get(&mut held).get(&key).is_none() {
-            return Err(ENOENT);
+    let mut removed = false;
+    write_bit_faulting(&scope.mm, addr, |held| {
+        if !removed {
+            remove(held, scope, addr, bit)?;
+            removed = true;
         }
-        let (died, pending) = scope.next_seq();
-        let enablers = scope.enablers.get(&mut held);
-        if pending {
-            // A pending fork copy must still see it: keep it, and its event reference, until
-            // the copy ran. The removed node is reused, so this allocates nothing.
-            // PANIC: Found just above under the same lock.
-            let e = enablers.get(&key).cloned().expect("found");
-            // PANIC: As above.
-            let node = enablers.remove_node(&key).expect("found");
-            e.unindex(&mut held);
-            e.died.store(died, Relaxed);
-            let node = node.into_reservation().into_node((died, 0), e);
-            scope.graveyard.get(&mut held).insert(node);
-        } else {
-            // PANIC: As above.
-            let (_, e) = enablers.remove_node(&key).expect("found").to_key_value();
-            e.unindex(&mut held);
-            e.died.store(died, Relaxed);
-            e.release(&mut held);
-        }
-    }
-    write_bit_faulting(&scope.mm, addr, |_held| {
         write_bit(&scope.mm, addr, bit, false)
     })
+}
+
+/// Removes the scope's enabler at `addr`/`bit` from its scope and the index by event (UNREG);
+/// `ENOENT` if there is none.
+fn remove(held: &mut Held, scope: &Scope, addr: u64, bit: u8) -> Result {
+    let key = (addr, bit);
+    if scope.enablers.get(held).get(&key).is_none() {
+        return Err(ENOENT);
+    }
+    let (died, pending) = scope.next_seq();
+    let enablers = scope.enablers.get(held);
+    if pending {
+        // A pending fork copy must still see it: keep it, and its event reference, until the
+        // copy ran. The removed node is reused, so this allocates nothing.
+        // PANIC: Found just above under the same lock.
+        let e = enablers.get(&key).cloned().expect("found");
+        // PANIC: As above.
+        let node = enablers.remove_node(&key).expect("found");
+        e.unindex(held);
+        e.died.store(died, Relaxed);
+        let node = node.into_reservation().into_node((died, 0), e);
+        scope.graveyard.get(held).insert(node);
+    } else {
+        // PANIC: As above.
+        let (_, e) = enablers.remove_node(&key).expect("found").to_key_value();
+        e.unindex(held);
+        e.died.store(died, Relaxed);
+        e.release(held);
+    }
+    Ok(())
 }
 
 /// Rewrites every enabler of `event` after its consumers changed (`user_event_enabler_update`).
