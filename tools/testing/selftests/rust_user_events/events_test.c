@@ -18,6 +18,7 @@
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
@@ -402,6 +403,68 @@ TEST_F(ev, unreadable_payload_is_efault_when_the_pid_filter_skips_the_writer)
 	ASSERT_EQ(0, write_file(TRACEFS "events/user_events/__rue_pf/enable", "0"));
 	EXPECT_EQ(0, unreg_event(self->fd, &self->check, 0));
 	munmap(pages, 2 * page);
+}
+
+/*
+ * The write index wherever the iovecs put it: alone in the first iovec (as the
+ * clients do), with the payload, split over several, after empty iovecs, or
+ * one write() buffer. Each write records its payload once; an index that
+ * cannot be read is EFAULT and records nothing.
+ */
+TEST_F(ev, every_iovec_shape_of_the_index_records_the_payload)
+{
+	static char buf[1 << 16];
+	/* Below any mapping: every read of it faults. */
+	void *unmapped = (void *)(uintptr_t)8;
+	struct iovec bad[2], half[3];
+	unsigned char rec[8];
+	char want[64];
+	__u32 idx = 9, v;
+	int n = 0;
+
+	ASSERT_EQ(0, reg_event(self->fd, "__rue_ix u32 v", &self->check, 4, 0, 0, &idx));
+	ASSERT_EQ(0, write_file(TRACEFS "events/user_events/__rue_ix/enable", "1"));
+	ASSERT_EQ(0, write_file(TRACEFS "trace", ""));
+	memcpy(rec, &idx, 4);
+#define SHAPE(...)                                                                 \
+	do {                                                                       \
+		struct iovec iov[] = { __VA_ARGS__ };                              \
+		v = 1001 + n++;                                                    \
+		memcpy(rec + 4, &v, 4);                                            \
+		EXPECT_EQ(8, writev(self->fd, iov, sizeof(iov) / sizeof(iov[0])))  \
+			TH_LOG("shape %d: %s", n, strerror(errno));                \
+	} while (0)
+	SHAPE({ rec, 4 }, { rec + 4, 4 });
+	SHAPE({ rec, 8 });
+	SHAPE({ NULL, 0 }, { rec, 4 }, { rec + 4, 4 });
+	SHAPE({ rec, 2 }, { rec + 2, 2 }, { rec + 4, 4 });
+	SHAPE({ rec, 3 }, { rec + 3, 5 });
+	SHAPE({ rec, 1 }, { NULL, 0 }, { rec + 1, 3 }, { rec + 4, 4 });
+	SHAPE({ rec, 4 }, { NULL, 0 }, { NULL, 0 }, { rec + 4, 4 });
+	SHAPE({ rec, 6 }, { rec + 6, 2 });
+#undef SHAPE
+	v = 1001 + n++;
+	memcpy(rec + 4, &v, 4);
+	EXPECT_EQ(8, write(self->fd, rec, 8));
+	bad[0] = (struct iovec){ unmapped, 4 };
+	bad[1] = (struct iovec){ rec + 4, 4 };
+	EXPECT_EQ(-1, writev(self->fd, bad, 2));
+	EXPECT_EQ(EFAULT, errno);
+	half[0] = (struct iovec){ rec, 2 };
+	half[1] = (struct iovec){ unmapped, 2 };
+	half[2] = (struct iovec){ rec + 4, 4 };
+	EXPECT_EQ(-1, writev(self->fd, half, 3));
+	EXPECT_EQ(EFAULT, errno);
+	EXPECT_EQ(-1, syscall(SYS_write, self->fd, unmapped, 8));
+	EXPECT_EQ(EFAULT, errno);
+	ASSERT_EQ(0, write_file(TRACEFS "events/user_events/__rue_ix/enable", "0"));
+	EXPECT_LT(0, read_file(TRACEFS "trace", buf, sizeof(buf)));
+	EXPECT_EQ(n, count_in(buf, "__rue_ix:")) TH_LOG("trace:\n%s", buf);
+	for (int i = 0; i < n; i++) {
+		snprintf(want, sizeof(want), "__rue_ix: v=0x%x (%u)\n", 1001 + i, 1001 + i);
+		EXPECT_EQ(1, count_in(buf, want)) TH_LOG("%s missing; trace:\n%s", want, buf);
+	}
+	EXPECT_EQ(0, unreg_event(self->fd, &self->check, 0));
 }
 
 TEST_F(ev, unregister_errnos_and_clears_bit_while_enabled)
