@@ -67,10 +67,12 @@ make -C "${kdir[module]}" M="$out/module" LLVM=-19 modules >"$out/module-build.l
 	{ tail -30 "$out/module-build.log" >&2; die "the module did not build: $out/module-build.log"; }
 ko="$out/module/rust_user_events.ko"
 
-# One guest for both kernels: the benchmarks, static, and the round's script.
+# One guest for both kernels: the benchmarks, static, and the round's script;
+# also kprof, which the rounds do not run, for looking into a case by hand
+# (Documentation/performance.md, "Where the time goes").
 headers="${kdir[module]}/usr/include"
 mkdir -p "$out/guest/bin"
-for prog in write_bench scale_bench; do
+for prog in write_bench scale_bench kprof; do
 	gcc -static -O2 -Wall -Wextra -isystem "$headers" -o "$out/guest/bin/$prog" \
 		"$top/tools/testing/bench/$prog.c"
 done

@@ -12,9 +12,13 @@
  *   -c NAME  also count the callers of the functions whose names contain NAME
  *   -f NAME  count only the samples with such a function on their call chain
  *
- * Used by hand to find where the write path's time goes, in the module's and
+ * Used by hand to find where the time of a case goes, in the module's and
  * upstream's bench kernels side by side (Documentation/performance.md, "Where
- * the time goes").
+ * the time goes"). make bench builds it into its guest image
+ * (build/bench/guest/bin) without running it; in a guest it needs
+ * /proc/sys/kernel/perf_event_paranoid at -1 and kptr_restrict at 0, e.g.
+ *
+ *   kprof -t 30 -- write_bench -n 200000 -r 1 ftrace_16_on
  */
 #define _GNU_SOURCE
 #include <errno.h>
