@@ -687,22 +687,23 @@ fn remove(held: &mut Held, scope: &Scope, addr: u64, bit: u8) -> Result {
     }
     let (died, pending) = scope.next_seq();
     let enablers = scope.enablers.get(held);
-    if pending {
+    let e = if pending {
         // A pending fork copy must still see it: keep it, and its event reference, until the
         // copy ran. The removed node is reused, so this allocates nothing.
         // PANIC: Found just above under the same lock.
         let e = enablers.get(&key).cloned().expect("found");
         // PANIC: As above.
         let node = enablers.remove_node(&key).expect("found");
-        e.unindex(held);
-        e.died.store(died, Relaxed);
-        let node = node.into_reservation().into_node((died, 0), e);
+        let node = node.into_reservation().into_node((died, 0), e.clone());
         scope.graveyard.get(held).insert(node);
+        e
     } else {
-        // PANIC: As above.
-        let (_, e) = enablers.remove_node(&key).expect("found").to_key_value();
-        e.unindex(held);
-        e.died.store(died, Relaxed);
+        // PANIC: Found just above under the same lock.
+        enablers.remove_node(&key).expect("found").to_key_value().1
+    };
+    e.unindex(held);
+    e.died.store(died, Relaxed);
+    if !pending {
         e.release(held);
     }
     Ok(())

@@ -76,6 +76,10 @@ void rue_tracepoint_read_unlock(void *cookie)
 				      (struct srcu_ctr __percpu *)(unsigned long)cookie);
 }
 
+/*
+ * The write section's entry and exit (tracepoint.rs); on x86-64 the module
+ * does both inline, these serve every other architecture.
+ */
 void *rue_tracepoint_write_lock(unsigned int *cpu)
 {
 	preempt_disable_notrace();
@@ -195,6 +199,7 @@ void rue_page_change_bit(struct page *page, unsigned long offset, unsigned int b
 	kunmap_local(word);
 }
 
+/* Off x86-64 only: there probes.rs fills the caller's registers itself. */
 void *rue_perf_trace_buf_alloc(int size, struct pt_regs **regs, int *rctxp)
 {
 	void *raw = perf_trace_buf_alloc(size, regs, rctxp);

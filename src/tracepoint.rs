@@ -95,28 +95,10 @@ impl WriteGuard {
     /// Disables preemption and page faults and enters the read side.
     #[inline(always)]
     pub(crate) fn lock() -> Self {
-        #[cfg(all(CONFIG_X86_64, CONFIG_SMP, CONFIG_HAS_SEPARATE_PREEMPT_RESCHED_BITS))]
-        {
-            section::preempt_disable();
-            section::pagefault_disable();
-            // INVARIANT: Preemption and page faults were disabled just above, so the CPU read
-            // is the one the section stays on; the cookie is the read lock's.
-            Self {
-                cpu: section::cpu(),
-                cookie: section::srcu_read_lock().cast(),
-            }
-        }
-        #[cfg(not(all(CONFIG_X86_64, CONFIG_SMP, CONFIG_HAS_SEPARATE_PREEMPT_RESCHED_BITS)))]
-        {
-            let mut cpu: c_uint = 0;
-            // SAFETY: `cpu` is writable; the cookie is returned to the unlock in `drop`.
-            let cookie = unsafe { bindings::rue_tracepoint_write_lock(&mut cpu) };
-            // INVARIANT: All done by the call above, which ran on `cpu`.
-            Self {
-                cookie,
-                cpu: cpu as usize,
-            }
-        }
+        // SAFETY: The section is left by `drop`, on this task.
+        let (cookie, cpu) = unsafe { section::enter() };
+        // INVARIANT: `enter` did all three on `cpu`, which the section stays on.
+        Self { cookie, cpu }
     }
 
     /// The probes attached to `tp` now.
@@ -140,21 +122,9 @@ impl WriteGuard {
 impl Drop for WriteGuard {
     #[inline(always)]
     fn drop(&mut self) {
-        #[cfg(all(CONFIG_X86_64, CONFIG_SMP, CONFIG_HAS_SEPARATE_PREEMPT_RESCHED_BITS))]
-        {
-            // SAFETY: `cookie` came from the matching lock on this task (type invariant).
-            unsafe { section::srcu_read_unlock(self.cookie.cast()) };
-            // SAFETY: Both were disabled by the matching lock (type invariant).
-            unsafe { section::pagefault_enable() };
-            // SAFETY: As above.
-            unsafe { section::preempt_enable() };
-        }
-        #[cfg(not(all(CONFIG_X86_64, CONFIG_SMP, CONFIG_HAS_SEPARATE_PREEMPT_RESCHED_BITS)))]
-        // SAFETY: `cookie` came from the matching lock on this CPU, whose preemption and page
-        // faults are still disabled (type invariant).
-        unsafe {
-            bindings::rue_tracepoint_write_unlock(self.cookie)
-        };
+        // SAFETY: `cookie` came from the matching `enter` on this task, whose section is still
+        // entered (type invariant).
+        unsafe { section::leave(self.cookie) };
     }
 }
 
@@ -174,6 +144,35 @@ mod section {
         mem::offset_of,
         sync::atomic::{compiler_fence, Ordering},
     };
+    use kernel::ffi::c_void;
+
+    /// Disables preemption and page faults and enters the read side; returns the read side's
+    /// cookie and the CPU.
+    ///
+    /// # Safety
+    ///
+    /// The caller leaves the section with [`leave`], on this task.
+    #[inline(always)]
+    pub(super) unsafe fn enter() -> (*mut c_void, usize) {
+        preempt_disable();
+        pagefault_disable();
+        (srcu_read_lock().cast(), cpu())
+    }
+
+    /// Undoes [`enter`].
+    ///
+    /// # Safety
+    ///
+    /// `cookie` is what [`enter`] returned to this task, whose section is still entered.
+    #[inline(always)]
+    pub(super) unsafe fn leave(cookie: *mut c_void) {
+        // SAFETY: The caller's guarantee: `cookie` is the pair `srcu_read_lock` returned.
+        unsafe { srcu_read_unlock(cookie.cast()) };
+        // SAFETY: Both were disabled by the matching `enter`.
+        unsafe { pagefault_enable() };
+        // SAFETY: As above.
+        unsafe { preempt_enable() };
+    }
 
     #[cfg(all(CONFIG_PREEMPTION, CONFIG_PREEMPT_DYNAMIC))]
     extern "C" {
@@ -186,7 +185,7 @@ mod section {
 
     /// `preempt_disable_notrace()`: this CPU's preemption count, incremented.
     #[inline(always)]
-    pub(super) fn preempt_disable() {
+    fn preempt_disable() {
         // SAFETY: One per-CPU increment (`raw_cpu_add_8(__preempt_count, 1)`), which an
         // interrupt cannot split. Not `nomem`: a compiler barrier, as the C macro's `barrier()`.
         unsafe {
@@ -206,7 +205,7 @@ mod section {
     ///
     /// Undoes a [`preempt_disable`] of this task.
     #[inline(always)]
-    pub(super) unsafe fn preempt_enable() {
+    unsafe fn preempt_enable() {
         let zero: u8;
         // SAFETY: One per-CPU decrement (`__preempt_count_dec_and_test()`); a barrier, as
         // above.
@@ -269,7 +268,7 @@ mod section {
 
     /// `pagefault_disable()`.
     #[inline(always)]
-    pub(super) fn pagefault_disable() {
+    fn pagefault_disable() {
         // SAFETY: `current` is this task, whose `pagefault_disabled` only it changes.
         unsafe { (*current()).pagefault_disabled += 1 };
         // The store is issued before a page fault can hit (the C function's `barrier()`).
@@ -282,7 +281,7 @@ mod section {
     ///
     /// Undoes a [`pagefault_disable`] of this task.
     #[inline(always)]
-    pub(super) unsafe fn pagefault_enable() {
+    unsafe fn pagefault_enable() {
         compiler_fence(Ordering::SeqCst);
         // SAFETY: As in `pagefault_disable`; the count is positive (the caller's guarantee).
         unsafe { (*current()).pagefault_disabled -= 1 };
@@ -290,7 +289,7 @@ mod section {
 
     /// `raw_smp_processor_id()`: this CPU's `cpu_number`. Stable while preemption is disabled.
     #[inline(always)]
-    pub(super) fn cpu() -> usize {
+    fn cpu() -> usize {
         let cpu: u32;
         // SAFETY: One per-CPU load.
         unsafe {
@@ -308,7 +307,7 @@ mod section {
     /// `srcu_read_lock_fast_notrace(&tracepoint_srcu)`: the current counter pair's `srcu_locks`
     /// incremented on this CPU. Returns the pair, for the unlock.
     #[inline(always)]
-    pub(super) fn srcu_read_lock() -> *mut bindings::srcu_ctr {
+    fn srcu_read_lock() -> *mut bindings::srcu_ctr {
         // SAFETY: `tracepoint_srcu` is a kernel-lifetime `srcu_struct`; `srcu_ctrp` is read
         // once, as `READ_ONCE` does (the grace-period machinery flips it).
         let scp =
@@ -332,7 +331,7 @@ mod section {
     ///
     /// `scp` is what [`srcu_read_lock`] returned to this task.
     #[inline(always)]
-    pub(super) unsafe fn srcu_read_unlock(scp: *mut bindings::srcu_ctr) {
+    unsafe fn srcu_read_unlock(scp: *mut bindings::srcu_ctr) {
         // SAFETY: As in `srcu_read_lock`, on `srcu_unlocks` (on whatever CPU this runs).
         unsafe {
             asm!(
@@ -341,6 +340,38 @@ mod section {
                 options(att_syntax, nostack),
             )
         };
+    }
+}
+
+#[cfg(not(all(CONFIG_X86_64, CONFIG_SMP, CONFIG_HAS_SEPARATE_PREEMPT_RESCHED_BITS)))]
+mod section {
+    use crate::bindings;
+    use kernel::ffi::{c_uint, c_void};
+
+    /// Disables preemption and page faults and enters the read side, in one C call; returns
+    /// the read side's cookie and the CPU.
+    ///
+    /// # Safety
+    ///
+    /// The caller leaves the section with [`leave`], on this task.
+    #[inline(always)]
+    pub(super) unsafe fn enter() -> (*mut c_void, usize) {
+        let mut cpu: c_uint = 0;
+        // SAFETY: `cpu` is writable; the caller returns the cookie to `leave`.
+        let cookie = unsafe { bindings::rue_tracepoint_write_lock(&mut cpu) };
+        // CAST: CPU numbers are below `nr_cpu_ids`.
+        (cookie, cpu as usize)
+    }
+
+    /// Undoes [`enter`], in one C call.
+    ///
+    /// # Safety
+    ///
+    /// `cookie` is what [`enter`] returned to this task, whose section is still entered.
+    #[inline(always)]
+    pub(super) unsafe fn leave(cookie: *mut c_void) {
+        // SAFETY: The caller's guarantee.
+        unsafe { bindings::rue_tracepoint_write_unlock(cookie) };
     }
 }
 

@@ -8,16 +8,18 @@
 use kernel::prelude::*;
 
 /// The `u32` at user address `addr` (`get_user()`); `EFAULT` if it cannot be read.
+///
+/// `__get_user_4` (arch/x86/lib/getuser.S) takes the address in `rax` and returns 0 or
+/// `-EFAULT` in `rax` and the zero-extended value in `rdx`. It clamps an address beyond user
+/// space to one that faults, its exception table entry turns a fault into `-EFAULT`, and it
+/// writes no memory and no other register but the flags. It is called directly, as the C
+/// `get_user()` calls it (it has no `endbr`).
 #[cfg(CONFIG_X86_64)]
 #[inline(always)]
 pub(crate) fn get_user_u32(addr: usize) -> Result<u32> {
     let err: usize;
     let value: u64;
-    // SAFETY: `__get_user_4` (arch/x86/lib/getuser.S) takes the address in `rax` and returns
-    // 0 or `-EFAULT` in `rax` and the zero-extended value in `rdx`; it clamps an address
-    // beyond user space to one that faults, its exception table entry turns a fault into
-    // `-EFAULT`, and it writes no memory and no other register but the flags. It is called
-    // directly, as the C `get_user()` calls it (it has no `endbr`).
+    // SAFETY: `__get_user_4`'s contract (above): any address, registers as declared here.
     unsafe {
         core::arch::asm!(
             "call {f}",
