@@ -95,6 +95,12 @@ struct mm_struct *rue_current_mm_grab(void);
 struct mm_struct *rue_task_mm(struct task_struct *task);
 /* set_bit()/clear_bit() of @bit in the long at @offset of a pinned @page (kmap_local). */
 void rue_page_change_bit(struct page *page, unsigned long offset, unsigned int bit, bool set);
+/*
+ * Sets (futex FUTEX_OP_OR) or clears (FUTEX_OP_ANDN) @mask in the user u32 at
+ * @uaddr with the futex code's atomic user access (arch_futex_atomic_op_inuser),
+ * page faults disabled: -EFAULT where the page is not present and writable.
+ */
+int rue_user_change_bit(u32 __user *uaddr, u32 mask, bool set);
 
 /*
  * perf_trace_buf_alloc(), and on success perf_fetch_caller_regs() into the

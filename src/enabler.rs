@@ -609,6 +609,31 @@ fn write_bit(mm: &Mm, addr: u64, bit: u8, set: bool) -> Result {
     Ok(())
 }
 
+/// Sets or clears `bit` of the enable word at `addr` through the calling task's own mapping,
+/// when `mm` is its address space: one atomic access of the `u32` holding the bit, as the futex
+/// code changes a user word, where [`write_bit`] takes the mmap lock and pins the page.
+///
+/// Page faults are disabled, so it never sleeps (callers hold `event_mutex`) and fails with
+/// `EFAULT` where [`write_bit`] would: a page that is not present, or not writable (still shared
+/// copy-on-write). It also fails for another task's address space. The caller then takes
+/// [`write_bit`]'s path.
+fn write_own_bit(mm: &Mm, addr: u64, bit: u8, set: bool) -> Result {
+    let current = kernel::current!();
+    if !current
+        .mm()
+        .is_some_and(|own| core::ptr::eq(own.as_raw(), mm.as_raw()))
+    {
+        return Err(EFAULT);
+    }
+    let (word, mask) = enable::u32_and_mask(addr, bit);
+    // SAFETY: Any user address is allowed: the access is checked against the user range and
+    // faults (page faults are disabled) become `-EFAULT`. The word is the caller's own memory,
+    // which its program may change at any time itself; the access is atomic, so it changes
+    // only `mask` of it.
+    let ret = unsafe { bindings::rue_user_change_bit(word as usize as *mut u32, mask, set) };
+    kernel::error::to_result(ret)
+}
+
 /// Faults the enable word at `addr` of `mm` in for writing (upstream `user_event_mm_fault_in`).
 ///
 /// Must not be called with `event_mutex` held. As upstream, no `unlocked` pointer is passed, so
@@ -666,7 +691,8 @@ pub(crate) fn create(scope: &Arc<Scope>, event: &UserEvent, addr: u64, bit: u8) 
 /// memory, even while the event is enabled, faulting the word in outside `event_mutex` if
 /// needed. `ENOENT` if there was none (the bit is then left alone).
 ///
-/// The first clear is tried in the same `event_mutex` section as the removal.
+/// The first clear is tried in the same `event_mutex` section as the removal, and, as a task
+/// unregisters its own words, first through its own mapping ([`write_own_bit`]).
 pub(crate) fn unregister(scope: &Scope, addr: u64, bit: u8) -> Result {
     let mut removed = false;
     write_bit_faulting(&scope.mm, addr, |held| {
@@ -674,7 +700,8 @@ pub(crate) fn unregister(scope: &Scope, addr: u64, bit: u8) -> Result {
             remove(held, scope, addr, bit)?;
             removed = true;
         }
-        write_bit(&scope.mm, addr, bit, false)
+        write_own_bit(&scope.mm, addr, bit, false)
+            .or_else(|_| write_bit(&scope.mm, addr, bit, false))
     })
 }
 

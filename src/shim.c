@@ -6,6 +6,7 @@
 #include <linux/compat.h>
 #include <linux/cred.h>
 #include <linux/fs.h>
+#include <linux/futex.h>
 #include <linux/highmem.h>
 #include <linux/mm.h>
 #include <linux/mount.h>
@@ -22,6 +23,7 @@
 #include <linux/uio.h>
 #include <linux/user_namespace.h>
 #include <linux/workqueue.h>
+#include <asm/futex.h>
 
 #include "rue_shim.h"
 
@@ -197,6 +199,16 @@ void rue_page_change_bit(struct page *page, unsigned long offset, unsigned int b
 	else
 		clear_bit(bit, word);
 	kunmap_local(word);
+}
+
+int rue_user_change_bit(u32 __user *uaddr, u32 mask, bool set)
+{
+	int old, ret;
+
+	pagefault_disable();
+	ret = arch_futex_atomic_op_inuser(set ? FUTEX_OP_OR : FUTEX_OP_ANDN, mask, &old, uaddr);
+	pagefault_enable();
+	return ret;
 }
 
 /* Off x86-64 only: there probes.rs fills the caller's registers itself. */

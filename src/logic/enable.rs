@@ -17,6 +17,16 @@ pub(crate) fn word_and_bit(addr: u64, bit: u8) -> (u64, u32) {
     }
 }
 
+/// The `u32` holding the enable bit, and the bit's mask in it: the same bit as
+/// [`word_and_bit`]'s, for a 32-bit atomic access (a little-endian long's bit `n` is bit `n % 32`
+/// of its `n / 32`th `u32`).
+///
+/// The `u32` lies inside the long, so it is on the same page.
+pub(crate) fn u32_and_mask(addr: u64, bit: u8) -> (u64, u32) {
+    let (word, bit) = word_and_bit(addr, bit);
+    (word + u64::from(bit / 32) * 4, 1 << (bit % 32))
+}
+
 /// Checks the enable fields of a `struct user_reg` in upstream's order (spec §1.5 steps 6–8);
 /// `Err(())` means `EINVAL`.
 pub(crate) fn check_enable(enable_size: u8, enable_addr: u64, enable_bit: u8) -> Result<(), ()> {

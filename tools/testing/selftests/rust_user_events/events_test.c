@@ -20,6 +20,7 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 #include <linux/user_events.h>
@@ -488,6 +489,91 @@ TEST_F(ev, unregister_errnos_and_clears_bit_while_enabled)
 	ASSERT_EQ(0, write_file(TRACEFS "events/user_events/__rue_un/enable", "1"));
 	EXPECT_EQ(0, self->check);	/* no longer follows the event */
 	ASSERT_EQ(0, write_file(TRACEFS "events/user_events/__rue_un/enable", "0"));
+}
+
+/*
+ * UNREG of an enabled event clears exactly its bit, whatever the word's shape: the lowest and
+ * highest bit of a 4-byte word, a 4-byte word in the upper half of a long, the lowest, a middle
+ * and the highest bit of an 8-byte word. The word's other bits, set by the program, are left
+ * as they were.
+ */
+TEST_F(ev, unreg_while_enabled_clears_only_its_bit_in_every_word_shape)
+{
+	__u32 words[2] __attribute__((aligned(8)));
+	__u64 word64;
+	static const struct {
+		int size, second, bit;
+	} shapes[] = {
+		{ 4, 0, 0 }, { 4, 0, 31 }, { 4, 1, 0 }, { 4, 1, 31 },
+		{ 8, 0, 0 }, { 8, 0, 32 }, { 8, 0, 63 },
+	};
+
+	for (size_t i = 0; i < sizeof(shapes) / sizeof(shapes[0]); i++) {
+		int size = shapes[i].size, bit = shapes[i].bit;
+		void *addr = size == 8 ? (void *)&word64 : (void *)&words[shapes[i].second];
+		__u64 others = size == 8 ? ~(1ULL << bit) : (__u64)(__u32)~(1U << bit);
+
+		/* Every other bit set, in the word and next to it. */
+		words[0] = words[1] = 0xffffffff;
+		word64 = ~0ULL;
+		if (size == 8)
+			word64 = others;
+		else
+			words[shapes[i].second] = (__u32)others;
+		ASSERT_EQ(0, reg_event(self->fd, "__rue_us u32 a", addr, size, bit, 0, NULL));
+		ASSERT_EQ(0, write_file(TRACEFS "events/user_events/__rue_us/enable", "1"));
+		if (size == 8) {
+			EXPECT_EQ(~0ULL, word64) TH_LOG("size %d bit %d", size, bit);
+		} else {
+			EXPECT_EQ(0xffffffff, words[shapes[i].second]) TH_LOG("size 4 bit %d", bit);
+		}
+		EXPECT_EQ(0, unreg_event(self->fd, addr, bit)) TH_LOG("size %d bit %d", size, bit);
+		if (size == 8) {
+			EXPECT_EQ(others, word64) TH_LOG("size %d bit %d", size, bit);
+		} else {
+			EXPECT_EQ((__u32)others, words[shapes[i].second]) TH_LOG("size 4 bit %d", bit);
+			EXPECT_EQ(0xffffffff, words[!shapes[i].second]) TH_LOG("size 4 bit %d", bit);
+		}
+		ASSERT_EQ(0, write_file(TRACEFS "events/user_events/__rue_us/enable", "0"));
+	}
+}
+
+/*
+ * A word on a page still shared copy-on-write with a forked child: the parent's UNREG breaks
+ * the sharing and clears its own bit only; the child's copy of the word (and of the enabler)
+ * keeps the bit while the event stays enabled.
+ */
+TEST_F(ev, unreg_after_fork_clears_the_parents_word_only)
+{
+	__u32 *word = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	int to_child[2], to_parent[2];
+	char c = 0;
+	__u32 seen = 0;
+	pid_t pid;
+
+	ASSERT_NE(MAP_FAILED, word);
+	ASSERT_EQ(0, pipe(to_child));
+	ASSERT_EQ(0, pipe(to_parent));
+	ASSERT_EQ(0, reg_event(self->fd, "__rue_uf u32 a", word, 4, 7, 0, NULL));
+	ASSERT_EQ(0, write_file(TRACEFS "events/user_events/__rue_uf/enable", "1"));
+	ASSERT_EQ(1 << 7, *word);
+	pid = fork();
+	ASSERT_NE(-1, pid);
+	if (pid == 0) {
+		/* Wait for the parent's UNREG, then report the word as the child sees it. */
+		if (read(to_child[0], &c, 1) != 1)
+			_exit(1);
+		seen = *word;
+		_exit(write(to_parent[1], &seen, sizeof(seen)) == sizeof(seen) ? 0 : 1);
+	}
+	EXPECT_EQ(0, unreg_event(self->fd, word, 7));
+	EXPECT_EQ(0, *word);
+	ASSERT_EQ(1, write(to_child[1], &c, 1));
+	ASSERT_EQ(sizeof(seen), read(to_parent[0], &seen, sizeof(seen)));
+	EXPECT_EQ(1 << 7, seen);
+	ASSERT_EQ(pid, waitpid(pid, NULL, 0));
+	ASSERT_EQ(0, write_file(TRACEFS "events/user_events/__rue_uf/enable", "0"));
+	munmap(word, 4096);
 }
 
 /*
