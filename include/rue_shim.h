@@ -9,6 +9,8 @@
 
 #include <linux/cred.h>
 #include <linux/dcache.h>
+#include <linux/sched.h>
+#include <linux/stddef.h>
 #include <linux/types.h>
 
 struct inode;
@@ -29,6 +31,17 @@ struct trace_seq;
 struct trace_event_call;
 struct hlist_head;
 struct pt_regs;
+
+/*
+ * Where the fields of a task that src/task.rs reads are, as C lays them out:
+ * the kernel crate's task_struct can disagree (Documentation/design.md, "Layout
+ * checks"). Enumerators, so that bindgen hands Rust the values clang computes;
+ * the load-time layout check compares them with the compiler's own offsetof.
+ */
+enum {
+	RUE_TASK_MM = offsetof(struct task_struct, mm),
+	RUE_TASK_PAGEFAULT_DISABLED = offsetof(struct task_struct, pagefault_disabled),
+};
 
 /* One `offsetof`/`sizeof` fact as C computes it; see src/layout.rs. */
 struct rue_layout_entry {

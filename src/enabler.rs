@@ -56,6 +56,7 @@ use crate::{
     event::UserEvent,
     event_mutex::{EventLocked, Held},
     logic::enable,
+    task,
 };
 use core::{
     ptr::{null_mut, NonNull},
@@ -551,6 +552,11 @@ impl Enabler {
     }
 }
 
+/// True if `mm` is the calling task's address space.
+fn is_current(mm: &Mm) -> bool {
+    core::ptr::eq(task::current_mm(), mm.as_raw())
+}
+
 /// Runs `f` on `mm` with its mmap lock held for reading (what `pin_user_pages_remote` and
 /// `fixup_user_fault` require), and with a user of it: the calling task, if `mm` is its own,
 /// else an `mmget` reference. `ENOENT` if the address space is gone.
@@ -560,11 +566,10 @@ impl Enabler {
 fn with_mmap_read<R>(mm: &Mm, f: impl FnOnce(&MmWithUser) -> R) -> Result<R> {
     // A task's REG and UNREG write into its own address space, which it holds while it runs:
     // borrowed then, without `mmget`.
-    let current = kernel::current!();
-    if let Some(own) = current
-        .mm()
-        .filter(|own| core::ptr::eq(own.as_raw(), mm.as_raw()))
-    {
+    if is_current(mm) {
+        // SAFETY: `mm` is the calling task's address space, which has a user (this task) until
+        // the task exits or execs, neither of which can happen during this call.
+        let own = unsafe { MmWithUser::from_raw(mm.as_raw()) };
         let _lock = own.mmap_read_lock();
         return Ok(f(own));
     }
@@ -618,11 +623,7 @@ fn write_bit(mm: &Mm, addr: u64, bit: u8, set: bool) -> Result {
 /// copy-on-write). It also fails for another task's address space. The caller then takes
 /// [`write_bit`]'s path.
 fn write_own_bit(mm: &Mm, addr: u64, bit: u8, set: bool) -> Result {
-    let current = kernel::current!();
-    if !current
-        .mm()
-        .is_some_and(|own| core::ptr::eq(own.as_raw(), mm.as_raw()))
-    {
+    if !is_current(mm) {
         return Err(EFAULT);
     }
     let (word, mask) = enable::u32_and_mask(addr, bit);

@@ -6,7 +6,8 @@
 //! own bindings are not, and on this kernel bindgen drops an alignment inside `task_struct`
 //! (`Documentation/design.md`, "Layout checks"). Every field this module reads through
 //! `kernel::bindings` is listed here and in `rue_layout_c` (src/shim.c); `insmod` fails with
-//! `ENOEXEC` if any offset or size differs.
+//! `ENOEXEC` if any offset or size differs. The `task_struct` fields the module reads are
+//! listed with the offsets it reads them at (`src/task.rs`).
 
 use crate::bindings;
 use core::mem::{offset_of, size_of};
@@ -36,8 +37,18 @@ macro_rules! size {
     };
 }
 
+macro_rules! constant {
+    ($what:literal, $value:expr) => {
+        Fact {
+            what: kernel::c_str!($what),
+            // CAST: An offset within a struct.
+            value: $value as usize,
+        }
+    };
+}
+
 /// The Rust side of the check, in the order of `rue_layout_c`.
-fn rust_layout() -> [Fact; 17] {
+fn rust_layout() -> [Fact; 19] {
     [
         size!(file),
         offset!(file, private_data),
@@ -56,6 +67,13 @@ fn rust_layout() -> [Fact; 17] {
         offset!(tracepoint, funcs),
         offset!(trace_event_call, perf_events),
         offset!(trace_event_call, prog_array),
+        // Not the kernel crate's `task_struct`, which disagrees with C here: the offsets
+        // `src/task.rs` reads at, as bindgen took them from clang.
+        constant!("task_struct.mm", bindings::RUE_TASK_MM),
+        constant!(
+            "task_struct.pagefault_disabled",
+            bindings::RUE_TASK_PAGEFAULT_DISABLED
+        ),
     ]
 }
 

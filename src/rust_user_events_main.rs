@@ -36,6 +36,7 @@ mod stats_file;
 mod status_file;
 mod symbols;
 mod sysctl;
+mod task;
 mod tracefs;
 mod tracepoint;
 mod uaccess;

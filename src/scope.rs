@@ -21,7 +21,7 @@
 //! failure there is counted (`scope_join_failed` in `user_events_stats`) and leaves only that
 //! child outside its parent's scope, as upstream's failed `user_event_mm_dup` does.
 
-use crate::{bindings, enabler::Scope};
+use crate::{bindings, enabler::Scope, task};
 use core::{
     ptr::NonNull,
     sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed},
@@ -64,8 +64,7 @@ pub(crate) fn any() -> bool {
 }
 
 fn current_task() -> usize {
-    // SAFETY: No preconditions.
-    unsafe { bindings::get_current() as usize }
+    task::current() as usize
 }
 
 fn scope_of(task: usize) -> Option<Arc<Scope>> {

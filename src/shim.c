@@ -49,6 +49,8 @@ const struct rue_layout_entry rue_layout_c[] = {
 	RUE_OFFSET(tracepoint, funcs),
 	RUE_OFFSET(trace_event_call, perf_events),
 	RUE_OFFSET(trace_event_call, prog_array),
+	RUE_OFFSET(task_struct, mm),
+	RUE_OFFSET(task_struct, pagefault_disabled),
 };
 const unsigned int rue_layout_c_len = ARRAY_SIZE(rue_layout_c);
 

@@ -138,7 +138,7 @@ impl Drop for WriteGuard {
 /// this is that flavour.
 #[cfg(all(CONFIG_X86_64, CONFIG_SMP, CONFIG_HAS_SEPARATE_PREEMPT_RESCHED_BITS))]
 mod section {
-    use crate::bindings;
+    use crate::{bindings, task};
     use core::{
         arch::asm,
         mem::offset_of,
@@ -250,27 +250,11 @@ mod section {
         }
     }
 
-    /// `current`: this CPU's `current_task`.
-    #[inline(always)]
-    fn current() -> *mut bindings::task_struct {
-        let task: *mut bindings::task_struct;
-        // SAFETY: One per-CPU load (`this_cpu_read_const(const_current_task)`).
-        unsafe {
-            asm!(
-                "movq %gs:{ct}(%rip), {task}",
-                ct = sym bindings::current_task,
-                task = out(reg) task,
-                options(att_syntax, nostack, readonly, preserves_flags),
-            )
-        };
-        task
-    }
-
     /// `pagefault_disable()`.
     #[inline(always)]
     fn pagefault_disable() {
-        // SAFETY: `current` is this task, whose `pagefault_disabled` only it changes.
-        unsafe { (*current()).pagefault_disabled += 1 };
+        // SAFETY: `current`'s own count, which only this task changes.
+        unsafe { *task::pagefault_disabled() += 1 };
         // The store is issued before a page fault can hit (the C function's `barrier()`).
         compiler_fence(Ordering::SeqCst);
     }
@@ -284,7 +268,7 @@ mod section {
     unsafe fn pagefault_enable() {
         compiler_fence(Ordering::SeqCst);
         // SAFETY: As in `pagefault_disable`; the count is positive (the caller's guarantee).
-        unsafe { (*current()).pagefault_disabled -= 1 };
+        unsafe { *task::pagefault_disabled() -= 1 };
     }
 
     /// `raw_smp_processor_id()`: this CPU's `cpu_number`. Stable while preemption is disabled.
@@ -345,7 +329,7 @@ mod section {
 
 #[cfg(not(all(CONFIG_X86_64, CONFIG_SMP, CONFIG_HAS_SEPARATE_PREEMPT_RESCHED_BITS)))]
 mod section {
-    use crate::bindings;
+    use crate::{bindings, task};
     use kernel::ffi::{c_uint, c_void};
 
     /// Disables preemption and page faults and enters the read side, in one C call; returns

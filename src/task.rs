@@ -1,0 +1,69 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The calling task (`current`) and the two of its fields the module reads: its address space
+//! (`mm`) and its page-fault-disable count (`pagefault_disabled`).
+//!
+//! C header: [`include/linux/sched.h`](srctree/include/linux/sched.h)
+//!
+//! The fields are read at the offsets C gives them (`RUE_TASK_*` in `include/rue_shim.h`,
+//! computed by clang for bindgen and compared with the compiler's at load by
+//! [`crate::layout`]), never through the kernel crate's `task_struct`: on the test kernel that
+//! places every field after `stats` 48 bytes early (design.md, "Layout checks"), so
+//! `CurrentTask::mm()` reads another field there.
+
+use crate::bindings;
+use kernel::ffi::c_int;
+
+/// The calling task: this CPU's `current_task` (`get_current()`), one per-CPU load on x86-64.
+#[cfg(CONFIG_X86_64)]
+#[inline(always)]
+pub(crate) fn current() -> *mut bindings::task_struct {
+    let task: *mut bindings::task_struct;
+    // SAFETY: One per-CPU load (`this_cpu_read_const(const_current_task)`).
+    unsafe {
+        core::arch::asm!(
+            "movq %gs:{ct}(%rip), {task}",
+            ct = sym bindings::current_task,
+            task = out(reg) task,
+            options(att_syntax, nostack, readonly, preserves_flags),
+        )
+    };
+    task
+}
+
+/// The calling task (`get_current()`).
+#[cfg(not(CONFIG_X86_64))]
+#[inline(always)]
+pub(crate) fn current() -> *mut bindings::task_struct {
+    // SAFETY: No preconditions.
+    unsafe { bindings::get_current() }
+}
+
+/// `current->mm`: the calling task's address space, null in a kernel thread. For comparison,
+/// or borrowed while the task runs (it is a user of its own address space).
+#[inline(always)]
+pub(crate) fn current_mm() -> *mut bindings::mm_struct {
+    // CAST: A field offset within `task_struct`.
+    let offset = bindings::RUE_TASK_MM as usize;
+    // SAFETY: `current()` is this task, live while it runs, and `offset` is the offset of its
+    // `mm` pointer as C lays it out (checked at load). Only this task changes its own `mm`
+    // (exec, exit), so the read races with no writer.
+    unsafe {
+        current()
+            .byte_add(offset)
+            .cast::<*mut bindings::mm_struct>()
+            .read()
+    }
+}
+
+/// `&current->pagefault_disabled`, which `pagefault_disable()` and `pagefault_enable()` change.
+/// Only the task itself may change it, and only in pairs.
+#[cfg_attr(not(CONFIG_X86_64), allow(dead_code))]
+#[inline(always)]
+pub(crate) fn pagefault_disabled() -> *mut c_int {
+    // CAST: A field offset within `task_struct`.
+    let offset = bindings::RUE_TASK_PAGEFAULT_DISABLED as usize;
+    // SAFETY: `current()` is this task, live while it runs, and `offset` is the offset of its
+    // `int pagefault_disabled` as C lays it out (checked at load): the pointer is in bounds.
+    unsafe { current().byte_add(offset).cast::<c_int>() }
+}
