@@ -133,6 +133,8 @@ pub(crate) struct Scope {
     enablers: EventLocked<RBTree<WordKey, Arc<Enabler>>>,
     /// Enablers removed while a fork copy was pending, keyed by `(died, 0)`.
     graveyard: EventLocked<RBTree<WordKey, Arc<Enabler>>>,
+    /// The tree nodes of the last enabler UNREG removed, for the next REG.
+    spare: EventLocked<TreeNodes>,
     #[pin]
     fork: SpinLock<ForkState>,
     /// False while a forked child's copy has not run; set under `fork`, so that a waiter that
@@ -170,6 +172,7 @@ impl Scope {
                 tasks: AtomicU32::new(0),
                 enablers: EventLocked::new(RBTree::new()),
                 graveyard: EventLocked::new(RBTree::new()),
+                spare: EventLocked::new(TreeNodes::EMPTY),
                 fork <- new_spinlock!(ForkState {
                     seq: 0,
                     forks_pending: 0,
@@ -200,6 +203,15 @@ impl Scope {
     /// True if the scope has an enabler at `addr`/`bit` (the `EADDRINUSE` check).
     pub(crate) fn has(&self, held: &mut Held, addr: u64, bit: u8) -> bool {
         self.enablers.get(held).get(&(addr, bit)).is_some()
+    }
+
+    /// REG's first step: `EADDRINUSE` if the scope has an enabler at `addr`/`bit`, else the
+    /// tree nodes the last UNREG left, for [`create`].
+    pub(crate) fn reserve(&self, held: &mut Held, addr: u64, bit: u8) -> Result<TreeNodes> {
+        if self.has(held, addr, bit) {
+            return Err(EADDRINUSE);
+        }
+        Ok(core::mem::replace(self.spare.get(held), TreeNodes::EMPTY))
     }
 
     /// Waits until a forked child's copy of its parent's enablers ran.
@@ -265,7 +277,7 @@ impl Scope {
             let (&key, e) = cursor.current();
             let e = e.clone();
             let (_, node) = cursor.remove_current();
-            e.unindex(&mut held);
+            drop(e.unindex(&mut held));
             e.died.store(0, Relaxed);
             let born = e.born.load(Relaxed);
             let (tree, key) = if born == 0 {
@@ -427,8 +439,24 @@ kernel::list::impl_list_item! {
     impl ListItem<0> for Enabler { using ListLinks { self.fault_links }; }
 }
 
+/// An enabler's two tree nodes, unused: what an UNREG removed, kept in its scope (one pair at
+/// most) for the next REG, which then allocates one object, the enabler, as upstream's does.
+/// A program that registers and unregisters in a loop reuses them.
+pub(crate) struct TreeNodes {
+    word: Option<RBTreeNodeReservation<WordKey, Arc<Enabler>>>,
+    event: Option<RBTreeNodeReservation<EventKey, Arc<Enabler>>>,
+}
+
+impl TreeNodes {
+    /// No nodes.
+    pub(crate) const EMPTY: Self = Self {
+        word: None,
+        event: None,
+    };
+}
+
 /// A new enabler and the two tree nodes it needs, allocated before `event_mutex` is taken (REG
-/// and fork copies).
+/// and fork copies), or taken from `nodes`.
 struct NewEnabler {
     enabler: Arc<Enabler>,
     word: RBTreeNodeReservation<WordKey, Arc<Enabler>>,
@@ -436,12 +464,27 @@ struct NewEnabler {
 }
 
 impl NewEnabler {
-    /// Allocates an enabler of `scope` for `event` (no event reference yet).
-    fn new(scope: &Arc<Scope>, event: NonNull<UserEvent>, addr: u64, bit: u8) -> Result<Self> {
+    /// Allocates an enabler of `scope` for `event` (no event reference yet), with the tree
+    /// nodes in `nodes` or new ones.
+    fn new(
+        scope: &Arc<Scope>,
+        event: NonNull<UserEvent>,
+        addr: u64,
+        bit: u8,
+        nodes: TreeNodes,
+    ) -> Result<Self> {
+        let word = match nodes.word {
+            Some(node) => node,
+            None => RBTreeNodeReservation::new(GFP_KERNEL_ACCOUNT)?,
+        };
+        let event_node = match nodes.event {
+            Some(node) => node,
+            None => RBTreeNodeReservation::new(GFP_KERNEL_ACCOUNT)?,
+        };
         Ok(Self {
             enabler: Enabler::new(scope, event, addr, bit)?,
-            word: RBTreeNodeReservation::new(GFP_KERNEL_ACCOUNT)?,
-            event: RBTreeNodeReservation::new(GFP_KERNEL_ACCOUNT)?,
+            word,
+            event: event_node,
         })
     }
 
@@ -495,12 +538,12 @@ impl Enabler {
         self.died.load(Relaxed) == ALIVE
     }
 
-    /// Removes the enabler from its event's index, once it left its scope's tree.
-    fn unindex(&self, held: &mut Held) {
+    /// Removes the enabler from its event's index, once it left its scope's tree. Returns the
+    /// removed tree node.
+    fn unindex(&self, held: &mut Held) -> Option<RBTreeNodeReservation<EventKey, Arc<Enabler>>> {
         ENABLERS.fetch_sub(1, Relaxed);
-        if let Some(followers) = FOLLOWERS.get(held) {
-            followers.remove(&self.event_key());
-        }
+        let followers = FOLLOWERS.get(held).as_mut()?;
+        Some(followers.remove_node(&self.event_key())?.into_reservation())
     }
 
     /// The key in [`FOLLOWERS`].
@@ -671,12 +714,24 @@ fn write_bit_faulting(mm: &Mm, addr: u64, mut write: impl FnMut(&mut Held) -> Re
 /// Creates the enabler for a registration and writes the event's current state into it,
 /// faulting the word in (outside `event_mutex`) up to ten times (upstream
 /// `user_event_enabler_create`). The caller holds `reg_mutex`, a reference on `event`, and has
-/// checked `EADDRINUSE`.
+/// checked `EADDRINUSE` ([`Scope::reserve`], which gave it `nodes`).
 ///
 /// Takes a reference on `event` when it succeeds. Fails with `EFAULT` when the word cannot be
 /// written (upstream returns `ENOMEM`, quirk Q1; see Documentation/deviations.md).
-pub(crate) fn create(scope: &Arc<Scope>, event: &UserEvent, addr: u64, bit: u8) -> Result {
-    let mut new = Some(NewEnabler::new(scope, NonNull::from(event), addr, bit)?);
+pub(crate) fn create(
+    scope: &Arc<Scope>,
+    event: &UserEvent,
+    addr: u64,
+    bit: u8,
+    nodes: TreeNodes,
+) -> Result {
+    let mut new = Some(NewEnabler::new(
+        scope,
+        NonNull::from(event),
+        addr,
+        bit,
+        nodes,
+    )?);
     write_bit_faulting(&scope.mm, addr, |held| {
         let set = event.status() != 0;
         write_bit(&scope.mm, addr, bit, set).map_err(|e| if e == ENOENT { EFAULT } else { e })?;
@@ -710,30 +765,33 @@ pub(crate) fn unregister(scope: &Scope, addr: u64, bit: u8) -> Result {
 /// `ENOENT` if there is none.
 fn remove(held: &mut Held, scope: &Scope, addr: u64, bit: u8) -> Result {
     let key = (addr, bit);
-    if scope.enablers.get(held).get(&key).is_none() {
-        return Err(ENOENT);
-    }
-    let (died, pending) = scope.next_seq();
     let enablers = scope.enablers.get(held);
-    let e = if pending {
-        // A pending fork copy must still see it: keep it, and its event reference, until the
-        // copy ran. The removed node is reused, so this allocates nothing.
-        // PANIC: Found just above under the same lock.
-        let e = enablers.get(&key).cloned().expect("found");
-        // PANIC: As above.
-        let node = enablers.remove_node(&key).expect("found");
-        let node = node.into_reservation().into_node((died, 0), e.clone());
-        scope.graveyard.get(held).insert(node);
-        e
-    } else {
-        // PANIC: Found just above under the same lock.
-        enablers.remove_node(&key).expect("found").to_key_value().1
-    };
-    e.unindex(held);
+    let e = enablers.get(&key).cloned().ok_or(ENOENT)?;
+    // PANIC: Found just above under the same lock.
+    let word = enablers
+        .remove_node(&key)
+        .expect("found")
+        .into_reservation();
+    let event = e.unindex(held);
+    let (died, pending) = scope.next_seq();
     e.died.store(died, Relaxed);
-    if !pending {
-        e.release(held);
+    let spare = scope.spare.get(held);
+    if spare.event.is_none() {
+        spare.event = event;
     }
+    if pending {
+        // A pending fork copy must still see it: keep it, and its event reference, until the
+        // copy ran, in the node it had (no allocation).
+        scope
+            .graveyard
+            .get(held)
+            .insert(word.into_node((died, 0), e));
+        return Ok(());
+    }
+    if spare.word.is_none() {
+        spare.word = Some(word);
+    }
+    e.release(held);
     Ok(())
 }
 
@@ -816,7 +874,7 @@ fn copy(parent: &Scope, child: &Arc<Scope>, snapshot: u64) -> Result {
 
 /// Copies one enabler into `child` and writes the event's current state into the child's word.
 fn copy_one(child: &Arc<Scope>, src: &Enabler) -> Result {
-    let new = NewEnabler::new(child, src.event, src.addr, src.bit)?;
+    let new = NewEnabler::new(child, src.event, src.addr, src.bit, TreeNodes::EMPTY)?;
     let mut held = Held::lock();
     if child.has(&mut held, src.addr, src.bit) {
         return Ok(());

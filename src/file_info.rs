@@ -306,16 +306,14 @@ impl FileInfo {
         // Held from the `EADDRINUSE` check to the enabler's creation, as upstream holds it for
         // the whole ioctl: two threads registering the same word cannot both pass the check.
         let _reg = self.group.reg_mutex.lock();
-        if scope.has(&mut Held::lock(), enable_addr, enable_bit) {
-            return Err(EADDRINUSE);
-        }
+        let nodes = scope.reserve(&mut Held::lock(), enable_addr, enable_bit)?;
         let name = strndup_user(name_args)?;
         // Upstream accepts any bytes in a name; this module needs UTF-8 (deviations.md).
         let name = core::str::from_utf8(&name).map_err(|_| EINVAL)?;
 
         let event = self.group.find_or_create(name, flags)?;
         let index = self.add_ref(&event)?;
-        enabler::create(&scope, &event, enable_addr, enable_bit)?;
+        enabler::create(&scope, &event, enable_addr, enable_bit, nodes)?;
         // A failure to report the index is ignored, as upstream.
         // CAST: As upstream's `(u32)index`; an index counts the file's events, far below `u32::MAX`.
         let write_index = index as u32;
