@@ -18,16 +18,25 @@
 #   BENCH_N       calls per run of a write case (default 20000)
 #   BENCH_RUNS    runs per case inside a round, which reports their median
 #                 (default 5)
-# Writes build/bench/: results.txt (the table), results.md, results.tsv,
-# rounds.tsv (every round's medians), scaling.svg, and logs/ (the VMs'
-# console logs).
+#   BENCH_CLOCK   wall (default): the guests' clock is the host's, so a case
+#                 costs what TCG takes to run it, and other load on the host
+#                 moves it; icount: the guests run one CPU thread with
+#                 QEMU's instruction counter as their clock (1 ns per guest
+#                 instruction, tools/vm/run.sh --icount), so a case costs the
+#                 instructions the guest executed for it, the same on every
+#                 run and every host. The writers cases then share one host
+#                 thread and say nothing about scaling.
+# Writes build/bench/ (build/bench-icount/ with BENCH_CLOCK=icount):
+# results.txt (the table), results.md, results.tsv, rounds.tsv (every round's
+# medians), scaling.svg, and logs/ (the VMs' console logs).
 set -euo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)
-out="$top/build/bench"
 rounds=${BENCH_ROUNDS:-7}
 n=${BENCH_N:-20000}
 runs=${BENCH_RUNS:-5}
+clock=${BENCH_CLOCK:-wall}
+out="$top/build/bench$([ "$clock" = wall ] || echo "-$clock")"
 start=$(date +%s)
 
 log() { printf 'bench: %s\n' "$*" >&2; }
@@ -38,6 +47,11 @@ for v in "$rounds" "$n" "$runs"; do
 	'' | *[!0-9]* | 0) die "BENCH_ROUNDS, BENCH_N and BENCH_RUNS must be positive numbers" ;;
 	esac
 done
+case "$clock" in
+wall) clock_args=() ;;
+icount) clock_args=(--icount) ;;
+*) die "BENCH_CLOCK must be wall or icount" ;;
+esac
 rm -rf "$out/logs" "$out/guest" "$out/module"
 mkdir -p "$out/logs"
 
@@ -93,7 +107,7 @@ for r in $(seq 1 "$rounds"); do
 		fi
 		log "round $r of $rounds: $side kernel"
 		t=$(date +%s)
-		if ! bash "$top/tools/vm/run.sh" --kdir "${kdir[$side]}" "${args[@]}" \
+		if ! bash "$top/tools/vm/run.sh" "${clock_args[@]}" --kdir "${kdir[$side]}" "${args[@]}" \
 			--add "$out/guest" --log "$vmlog" --timeout 1800 \
 			-- "rue-run bench sh /rue/bench.sh $n $runs" >"$vmlog.checked" 2>&1; then
 			cat "$vmlog.checked" >&2
@@ -120,7 +134,8 @@ bpf_runs() {
 	echo "make bench, $(date -u +%F), $(git -C "$top" describe --always --dirty 2>/dev/null || echo '(no git)'):" \
 		"$rounds rounds per kernel, alternating; write cases $runs runs of $n calls, the median per round"
 	echo "host: $(nproc) CPUs, $(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1);" \
-		"guests: $(qemu-system-x86_64 --version | head -1 | sed 's/ (.*//'), TCG, 2 vCPUs, 2 GiB"
+		"guests: $(qemu-system-x86_64 --version | head -1 | sed 's/ (.*//'), TCG, 2 vCPUs, 2 GiB;" \
+		"clock: $clock$([ "$clock" = wall ] || echo ' (1 ns per guest instruction, one CPU thread)')"
 	echo "module kernel:   ${kdir[module]} + rust_user_events.ko"
 	echo "upstream kernel: ${kdir[upstream]} (CONFIG_USER_EVENTS=y)"
 	echo "BPF program runs: module $(bpf_runs module), upstream $(bpf_runs upstream)"

@@ -18,6 +18,9 @@
 #   --timeout S     give up after S seconds (default: 1200)
 #   --smp N         CPUs (default: 2)
 #   --kvm           use KVM instead of TCG (it hangs on the project's machines)
+#   --icount        TCG with one CPU thread and a virtual clock that counts
+#                   instructions (1 ns each, -icount shift=0,sleep=off): guest
+#                   time is then independent of the host's speed and load
 #   CMD             shell command run in the guest (default: none)
 set -euo pipefail
 
@@ -45,6 +48,7 @@ while [ $# -gt 0 ]; do
 	--timeout) timeout=$2; shift 2 ;;
 	--smp) smp=$2; shift 2 ;;
 	--kvm) accel=(-enable-kvm -cpu host); shift ;;
+	--icount) accel=(-accel tcg,thread=single -icount shift=0,sleep=off -cpu max); shift ;;
 	--) shift; break ;;
 	*) echo "run.sh: unknown option $1" >&2; exit 2 ;;
 	esac
