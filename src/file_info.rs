@@ -90,10 +90,30 @@ impl Indexes {
         self.get(index).map(|event| unsafe { event.as_ref() })
     }
 
-    /// The write index of `event`, if the table has it.
+    /// The write index of `event`, if the table has it: a scan of each segment's entries in
+    /// turn, as upstream scans its array.
     fn position(&self, event: &UserEvent) -> Option<usize> {
-        let ptr = NonNull::from(event);
-        (0..self.len.load(Ordering::Acquire)).find(|&i| self.get(i) == Some(ptr))
+        let ptr = NonNull::from(event).as_ptr();
+        let len = self.len.load(Ordering::Acquire);
+        let mut start = 0;
+        for (s, segment) in self.segments.iter().enumerate() {
+            if start >= len {
+                break;
+            }
+            let count = segments::segment_len(s).min(len - start);
+            // SAFETY: `start < len`, so segment `s` is published with `segment_len(s) >= count`
+            // entries and stays allocated while `self` lives (type invariants).
+            let entries =
+                unsafe { core::slice::from_raw_parts(segment.load(Ordering::Relaxed), count) };
+            if let Some(off) = entries
+                .iter()
+                .position(|e| e.load(Ordering::Relaxed) == ptr)
+            {
+                return Some(start + off);
+            }
+            start += count;
+        }
+        None
     }
 
     /// Appends `event` with a reference of its own and returns its write index. The caller
