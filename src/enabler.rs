@@ -11,7 +11,8 @@
 //! ([`FOLLOWERS`], keyed by event, scope, address and bit) lets a status change visit the
 //! enablers of that event only. Every enabler is one separately allocated, memory-accounted object plus
 //! one node in each of the two trees: REG allocates nothing larger, whatever other processes
-//! have. An enabler holds one reference on its event from insertion until it is released; it
+//! have. An UNREG keeps the two nodes it removed in the scope ([`TreeNodes`], one pair at most)
+//! for the scope's next REG. An enabler holds one reference on its event from insertion until it is released; it
 //! holds its scope (and so the scope's `mm_struct`, by an `mmgrab` reference in `ARef<Mm>`).
 //!
 //! The index by event ([`FOLLOWERS`]) is kept here, not in the event: the event model
@@ -37,7 +38,9 @@
 //! # Bit writes and fault-ins
 //!
 //! A bit is written under `event_mutex`: the page is pinned without faulting (`FOLL_NOFAULT`)
-//! and the word changed with an atomic `set_bit`/`clear_bit`. If the page is absent or still
+//! and the word changed with an atomic `set_bit`/`clear_bit`. UNREG, which writes into the
+//! calling task's own memory, first tries one atomic access through the task's own mapping with
+//! page faults disabled ([`write_own_bit`]), which fails wherever the pin would. If the page is absent or still
 //! shared copy-on-write, REG and UNREG fault it in themselves outside `event_mutex` and retry,
 //! at most [`MAX_ATTEMPTS`] times. A status change or a fork copy instead queues the enabler
 //! on its scope's fault list (at most once: the list tracks membership) and the scope's fault
