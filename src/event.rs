@@ -127,6 +127,10 @@ unsafe impl AlwaysRefCounted for UserEvent {
 }
 
 /// Appends `s` and a NUL to `strings`, returning the range of `s`.
+/// Bytes of a print format besides what grows with the fields: the quotes, the separator and
+/// a few conversions (`"a=%u", REC->a` is 17 bytes for a one-letter field).
+const PRINT_FMT_BASE: usize = 64;
+
 fn push_str(strings: &mut KVec<u8>, s: &[u8]) -> Result<Range<usize>> {
     let start = strings.len();
     strings.extend_from_slice(s, GFP_KERNEL)?;
@@ -187,7 +191,11 @@ impl UserEvent {
         reg_flags: u16,
         multi_id: Option<u64>,
     ) -> Result<Pin<KBox<Self>>> {
-        let mut strings = KVec::new();
+        // Room for every string below without growing: the two names, the field types and
+        // names (pieces of `args`) and their NULs, and a print format of about twice the field
+        // names with a few bytes of format per field.
+        let mut strings =
+            KVec::with_capacity(2 * name.len() + 3 * args.len() + PRINT_FMT_BASE, GFP_KERNEL)?;
         let reg_name = push_str(&mut strings, name.as_bytes())?;
         let tp_name = match multi_id {
             None => push_str(&mut strings, name.as_bytes())?,
@@ -220,8 +228,9 @@ impl UserEvent {
                 GFP_KERNEL,
             )?;
         }
-        let print_fmt =
-            KBuf::c_string(|buf| print_fmt::write_print_fmt(buf, names(&strings, &fields)))?;
+        let print_fmt = KBuf::c_string(2 * args.len() + PRINT_FMT_BASE, |buf| {
+            print_fmt::write_print_fmt(buf, names(&strings, &fields))
+        })?;
         let start = strings.len();
         strings.extend_from_slice(&print_fmt, GFP_KERNEL)?;
         let print_fmt = start..start + print_fmt.len() - 1;

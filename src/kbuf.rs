@@ -17,8 +17,17 @@ impl KBuf {
     }
 
     /// Runs `write` into a new buffer and returns it NUL-terminated; `ENOMEM` on failure.
-    pub(crate) fn c_string(write: impl FnOnce(&mut Self) -> fmt::Result) -> Result<KVec<u8>> {
-        let mut buf = Self::new();
+    ///
+    /// The buffer starts with room for `capacity` bytes: `KVec` grows from nothing by doubling,
+    /// so text written piece by piece through `fmt::Write` would otherwise reallocate at 1, 2,
+    /// 4, ... bytes.
+    pub(crate) fn c_string(
+        capacity: usize,
+        write: impl FnOnce(&mut Self) -> fmt::Result,
+    ) -> Result<KVec<u8>> {
+        let mut buf = Self {
+            bytes: KVec::with_capacity(capacity, GFP_KERNEL)?,
+        };
         write(&mut buf).map_err(|_| ENOMEM)?;
         buf.bytes.push(0, GFP_KERNEL)?;
         Ok(buf.bytes)
