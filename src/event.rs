@@ -126,11 +126,11 @@ unsafe impl AlwaysRefCounted for UserEvent {
     }
 }
 
-/// Appends `s` and a NUL to `strings`, returning the range of `s`.
 /// Bytes of a print format besides what grows with the fields: the quotes, the separator and
 /// a few conversions (`"a=%u", REC->a` is 17 bytes for a one-letter field).
 const PRINT_FMT_BASE: usize = 64;
 
+/// Appends `s` and a NUL to `strings`, returning the range of `s`.
 fn push_str(strings: &mut KVec<u8>, s: &[u8]) -> Result<Range<usize>> {
     let start = strings.len();
     strings.extend_from_slice(s, GFP_KERNEL)?;

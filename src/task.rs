@@ -7,8 +7,8 @@
 //!
 //! The fields are read at the offsets C gives them (`RUE_TASK_*` in `include/rue_shim.h`,
 //! computed by clang for bindgen and compared with the compiler's at load by
-//! [`crate::layout`]), never through the kernel crate's `task_struct`: on the test kernel that
-//! places every field after `stats` 48 bytes early (design.md, "Layout checks"), so
+//! [`crate::layout`]), never through the kernel crate's `task_struct`: on the test and bench
+//! kernels that places every field after `stats` 48 bytes early (design.md, "Layout checks"), so
 //! `CurrentTask::mm()` reads another field there.
 
 use crate::bindings;
@@ -58,7 +58,10 @@ pub(crate) fn current_mm() -> *mut bindings::mm_struct {
 
 /// `&current->pagefault_disabled`, which `pagefault_disable()` and `pagefault_enable()` change.
 /// Only the task itself may change it, and only in pairs.
-#[cfg_attr(not(CONFIG_X86_64), allow(dead_code))]
+#[cfg_attr(
+    not(all(CONFIG_X86_64, CONFIG_SMP, CONFIG_HAS_SEPARATE_PREEMPT_RESCHED_BITS)),
+    allow(dead_code) // Used by the inline write section only (`crate::tracepoint`).
+)]
 #[inline(always)]
 pub(crate) fn pagefault_disabled() -> *mut c_int {
     // CAST: A field offset within `task_struct`.
