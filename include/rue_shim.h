@@ -102,10 +102,6 @@ bool rue_gid_valid(kgid_t gid);
 void rue_inode_lock(struct inode *inode);
 void rue_inode_unlock(struct inode *inode);
 
-/* current->mm with mmgrab(), or NULL for a kernel thread. */
-struct mm_struct *rue_current_mm_grab(void);
-/* task->mm (no reference): for comparison only. */
-struct mm_struct *rue_task_mm(struct task_struct *task);
 /* set_bit()/clear_bit() of @bit in the long at @offset of a pinned @page (kmap_local). */
 void rue_page_change_bit(struct page *page, unsigned long offset, unsigned int bit, bool set);
 /*

@@ -9,11 +9,12 @@
 //! joins it). It owns its enablers: `Scope::enablers`, keyed by the registered address and bit,
 //! holds the owning reference of each. An index of the enablers by the event they follow
 //! ([`FOLLOWERS`], keyed by event, scope, address and bit) lets a status change visit the
-//! enablers of that event only. Every enabler is one separately allocated, memory-accounted object plus
-//! one node in each of the two trees: REG allocates nothing larger, whatever other processes
-//! have. An UNREG keeps the two nodes it removed in the scope ([`TreeNodes`], one pair at most)
-//! for the scope's next REG. An enabler holds one reference on its event from insertion until it is released; it
-//! holds its scope (and so the scope's `mm_struct`, by an `mmgrab` reference in `ARef<Mm>`).
+//! enablers of that event only. Every enabler is one separately allocated, memory-accounted
+//! object plus one node in each of the two trees: REG allocates nothing larger, whatever other
+//! processes have. An UNREG keeps the two nodes it removed in the scope ([`TreeNodes`], one pair
+//! at most) for the scope's next REG. An enabler holds one reference on its event from
+//! insertion until it is released; it holds its scope (and so the scope's `mm_struct`, by an
+//! `mmgrab` reference in `ARef<Mm>`).
 //!
 //! The index by event ([`FOLLOWERS`]) is kept here, not in the event: the event model
 //! ([`crate::event`]) sits below this layer and knows nothing of enablers.
@@ -40,14 +41,15 @@
 //! A bit is written under `event_mutex`: the page is pinned without faulting (`FOLL_NOFAULT`)
 //! and the word changed with an atomic `set_bit`/`clear_bit`. UNREG, which writes into the
 //! calling task's own memory, first tries one atomic access through the task's own mapping with
-//! page faults disabled ([`write_own_bit`]), which fails wherever the pin would. If the page is absent or still
-//! shared copy-on-write, REG and UNREG fault it in themselves outside `event_mutex` and retry,
-//! at most [`MAX_ATTEMPTS`] times. A status change or a fork copy instead queues the enabler
-//! on its scope's fault list (at most once: the list tracks membership) and the scope's fault
-//! work on the unbound fault workqueue, apart from the ordered lifecycle work. A scope's
-//! fault-ins run one at a time, so a fault-in that blocks (a page of the process's own FUSE
-//! file, say) holds one worker and that process's own bits only. Like upstream,
-//! `fixup_user_fault` gets no `unlocked` pointer, so it never waits for a userfaultfd handler.
+//! page faults disabled ([`write_own_bit`]), which fails wherever the pin would. If the page is
+//! absent or still shared copy-on-write, REG and UNREG fault it in themselves outside
+//! `event_mutex` and retry, at most [`MAX_ATTEMPTS`] times. A status change or a fork copy
+//! instead queues the enabler on its scope's fault list (at most once: the list tracks
+//! membership) and the scope's fault work on the unbound fault workqueue, apart from the
+//! ordered lifecycle work. A scope's fault-ins run one at a time, so a fault-in that blocks (a
+//! page of the process's own FUSE file, say) holds one worker and that process's own bits only.
+//! Like upstream, `fixup_user_fault` gets no `unlocked` pointer, so it never waits for a
+//! userfaultfd handler.
 //!
 //! # Locking
 //!

@@ -191,9 +191,9 @@ impl UserEvent {
         reg_flags: u16,
         multi_id: Option<u64>,
     ) -> Result<Pin<KBox<Self>>> {
-        // Room for every string below without growing: the two names, the field types and
-        // names (pieces of `args`) and their NULs, and a print format of about twice the field
-        // names with a few bytes of format per field.
+        // Room for the strings below, so that this rarely grows: the two names, the field types
+        // and names (pieces of `args`) and their NULs, and a print format of about twice the
+        // field names with a few bytes of format per field.
         let mut strings =
             KVec::with_capacity(2 * name.len() + 3 * args.len() + PRINT_FMT_BASE, GFP_KERNEL)?;
         let reg_name = push_str(&mut strings, name.as_bytes())?;

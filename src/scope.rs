@@ -89,11 +89,10 @@ pub(crate) fn current_or_create() -> Result<Arc<Scope>> {
     if let Some(scope) = scope_of(task) {
         return Ok(scope);
     }
-    // SAFETY: No preconditions; returns current->mm with an `mmgrab` reference, or NULL.
-    let mm = NonNull::new(unsafe { bindings::rue_current_mm_grab() }).ok_or(EFAULT)?;
-    // SAFETY: `Mm` is a transparent wrapper of `mm_struct`; `ARef` takes over the `mmgrab`
-    // reference taken above.
-    let mm = unsafe { ARef::from_raw(mm.cast::<Mm>()) };
+    let mm = NonNull::new(task::current_mm()).ok_or(EFAULT)?;
+    // SAFETY: `mm` is the calling task's address space, live while it runs; `ARef::from` takes
+    // an `mmgrab` reference.
+    let mm: ARef<Mm> = unsafe { Mm::from_raw(mm.as_ptr()) }.into();
     let scope = Scope::new(mm, false, GFP_KERNEL_ACCOUNT)?;
     let node = RBTreeNode::new(task, scope.clone(), GFP_KERNEL_ACCOUNT)?;
     // Nobody else enters the running task (the fork probe enters children before they run), so
@@ -130,12 +129,12 @@ pub(crate) fn on_newtask(child: *mut bindings::task_struct, clone_vm: bool) {
         drop(old);
         return;
     }
-    // SAFETY: `child` is the new task; `copy_mm` has run, and its mm is alive during
-    // `copy_process`.
-    let Some(mm) = NonNull::new(unsafe { bindings::rue_task_mm(child) }) else {
+    // SAFETY: `child` is the new task, live during `copy_process`.
+    let Some(mm) = NonNull::new(unsafe { task::mm(child) }) else {
         return;
     };
-    // SAFETY: `mm` is a live `mm_struct` (above); `ARef::from` takes an `mmgrab` reference.
+    // SAFETY: `copy_mm` has run, and the child's mm is alive during `copy_process`;
+    // `ARef::from` takes an `mmgrab` reference.
     let mm: ARef<Mm> = unsafe { Mm::from_raw(mm.as_ptr()) }.into();
     let Ok(scope) = Scope::new(mm, true, flags) else {
         SCOPE_JOIN_FAILED.fetch_add(1, Relaxed);

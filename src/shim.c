@@ -178,20 +178,6 @@ void rue_inode_unlock(struct inode *inode)
 	inode_unlock(inode);
 }
 
-struct mm_struct *rue_current_mm_grab(void)
-{
-	struct mm_struct *mm = current->mm;
-
-	if (mm)
-		mmgrab(mm);
-	return mm;
-}
-
-struct mm_struct *rue_task_mm(struct task_struct *task)
-{
-	return READ_ONCE(task->mm);
-}
-
 void rue_page_change_bit(struct page *page, unsigned long offset, unsigned int bit, bool set)
 {
 	unsigned long *word = kmap_local_page(page) + offset;

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! The calling task (`current`) and the two of its fields the module reads: its address space
-//! (`mm`) and its page-fault-disable count (`pagefault_disabled`).
+//! The calling task (`current`) and the two fields of a task the module reads: its address space
+//! (`mm`, of the calling task or a forked child) and the calling task's page-fault-disable count
+//! (`pagefault_disabled`).
 //!
 //! C header: [`include/linux/sched.h`](srctree/include/linux/sched.h)
 //!
@@ -39,21 +40,31 @@ pub(crate) fn current() -> *mut bindings::task_struct {
     unsafe { bindings::get_current() }
 }
 
+/// `READ_ONCE(task->mm)`: the task's address space, null for a kernel thread. No reference is
+/// taken.
+///
+/// # Safety
+///
+/// `task` is a live task.
+#[inline(always)]
+pub(crate) unsafe fn mm(task: *mut bindings::task_struct) -> *mut bindings::mm_struct {
+    // CAST: A field offset within `task_struct`.
+    let offset = bindings::RUE_TASK_MM as usize;
+    // SAFETY: `task` is live (the caller's guarantee) and `offset` is the offset of its `mm`
+    // pointer as C lays it out (checked at load); a volatile read, as `READ_ONCE`.
+    unsafe {
+        task.byte_add(offset)
+            .cast::<*mut bindings::mm_struct>()
+            .read_volatile()
+    }
+}
+
 /// `current->mm`: the calling task's address space, null in a kernel thread. For comparison,
 /// or borrowed while the task runs (it is a user of its own address space).
 #[inline(always)]
 pub(crate) fn current_mm() -> *mut bindings::mm_struct {
-    // CAST: A field offset within `task_struct`.
-    let offset = bindings::RUE_TASK_MM as usize;
-    // SAFETY: `current()` is this task, live while it runs, and `offset` is the offset of its
-    // `mm` pointer as C lays it out (checked at load). Only this task changes its own `mm`
-    // (exec, exit), so the read races with no writer.
-    unsafe {
-        current()
-            .byte_add(offset)
-            .cast::<*mut bindings::mm_struct>()
-            .read()
-    }
+    // SAFETY: `current()` is this task, live while it runs.
+    unsafe { mm(current()) }
 }
 
 /// `&current->pagefault_disabled`, which `pagefault_disable()` and `pagefault_enable()` change.
