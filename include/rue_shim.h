@@ -2,7 +2,8 @@
 /*
  * C shim of rust_user_events: one-line wrappers for static inlines and macros
  * that bindgen cannot see, and the C side of the load-time layout check.
- * No logic lives here.
+ * No logic lives here but rue_trace_entry_now(), the body of a function the
+ * kernel does not export, written with the same inlines.
  */
 #ifndef RUE_SHIM_H
 #define RUE_SHIM_H
@@ -31,6 +32,7 @@ struct trace_seq;
 struct trace_event_call;
 struct hlist_head;
 struct pt_regs;
+struct trace_entry;
 
 /*
  * Where the fields of a task that src/task.rs reads are, as C lays them out:
@@ -161,5 +163,14 @@ void *rue_per_cpu_ptr(void *ptr, unsigned int cpu);
  */
 void rue_trace_event_discard(struct trace_event_buffer *fbuffer,
 			     struct ring_buffer_event **buffered, int *buffered_cnt);
+/*
+ * The trace_entry that trace_event_buffer_reserve() writes at the head of a
+ * record of an event of @type hit now: tracing_generic_entry_update() with
+ * tracing_gen_ctx_dec(). That calls tracing_gen_ctx_irq_test(), which is not
+ * exported, so its body (kernel/trace/trace.c) is repeated with the same
+ * inlines. Call it where the core computes it: in the tracepoint's section
+ * (preemption disabled once), before the ring buffer reserve.
+ */
+struct trace_entry rue_trace_entry_now(unsigned short type);
 
 #endif /* RUE_SHIM_H */

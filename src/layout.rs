@@ -48,7 +48,7 @@ macro_rules! constant {
 }
 
 /// The Rust side of the check, in the order of `rue_layout_c`.
-fn rust_layout() -> [Fact; 19] {
+fn rust_layout() -> [Fact; 25] {
     [
         size!(file),
         offset!(file, private_data),
@@ -74,6 +74,14 @@ fn rust_layout() -> [Fact; 19] {
             "task_struct.pagefault_disabled",
             bindings::RUE_TASK_PAGEFAULT_DISABLED
         ),
+        // The module-local bindings' view of the tracing core's structures, which their layout
+        // tests check against clang only: a GCC-built kernel is checked here.
+        offset!(trace_event_file, event_call),
+        offset!(trace_event_file, tr),
+        offset!(trace_event_file, flags),
+        offset!(trace_array, array_buffer),
+        offset!(trace_array, trace_flags),
+        offset!(trace_array, buffer_disabled),
     ]
 }
 

@@ -13,7 +13,7 @@ use crate::{
     event::UserEvent,
     event_mutex::Held,
     logic::trace_output::{self, TraceSeq},
-    symbols::Discard,
+    symbols::{Direct, Discard},
     tracepoint::{self, Probe, ReadGuard},
 };
 use core::sync::atomic::{AtomicPtr, Ordering};
@@ -307,6 +307,18 @@ unsafe fn copy_to_record(dst: *mut u8, payload: &[u8]) {
     };
 }
 
+/// What the direct path needs ([`Direct`]), published once at load as [`DISCARD_BUFFERED`] is.
+static PRINTK_KEY: AtomicPtr<bindings::static_key> = AtomicPtr::new(core::ptr::null_mut());
+static EXPORTS_KEY: AtomicPtr<bindings::static_key> = AtomicPtr::new(core::ptr::null_mut());
+static TASKINFO_SAVE: AtomicPtr<bool> = AtomicPtr::new(core::ptr::null_mut());
+
+/// Lets [`ftrace_emit`] take the direct path, with the resolved symbols.
+pub(crate) fn enable_direct(direct: Direct) {
+    PRINTK_KEY.store(direct.printk_key.as_ptr(), Ordering::Relaxed);
+    EXPORTS_KEY.store(direct.exports_key.as_ptr(), Ordering::Relaxed);
+    TASKINFO_SAVE.store(direct.taskinfo_save.as_ptr(), Ordering::Release);
+}
+
 /// Reserves `8 + count` bytes in the ring buffer of `file`'s instance, has `fill` write the
 /// record, and commits it; if `fill` fails, the record is discarded, never seen.
 ///
@@ -330,6 +342,12 @@ unsafe fn ftrace_emit<E>(
         || unsafe { soft_disabled(file, flags) }
     {
         return Ok(());
+    }
+    // SAFETY: As above.
+    if let Some(buffer) = unsafe { direct_buffer(file, flags) } {
+        // SAFETY: As above; `direct_buffer` found the instance's buffer, and nothing that the
+        // event layer would do for this record.
+        return unsafe { direct_emit(file, buffer, count, fill) };
     }
     let mut fbuf = bindings::trace_event_buffer::default();
     // SAFETY: `file` is live; `fbuf` is writable; the size includes the 8-byte header.
@@ -355,6 +373,168 @@ unsafe fn ftrace_emit<E>(
     // SAFETY: Reserved above and filled.
     unsafe { bindings::trace_event_buffer_commit(&mut fbuf) };
     Ok(())
+}
+
+/// The ring buffer of `file`'s instance, if a record of `file` needs nothing from the tracing
+/// core's event layer but the ring buffer's reserve and commit: the direct path.
+///
+/// `trace_event_buffer_reserve()` and `trace_event_buffer_commit()` wrap the ring buffer's
+/// `ring_buffer_lock_reserve()` and `ring_buffer_unlock_commit()`, and for a file without pid
+/// filter, filter, soft-disable or conditional trigger (whose triggers already ran in
+/// [`soft_disabled`]), in an instance that records no stack traces, with no console printing or
+/// export of events registered, what they add is the record's header and the per-CPU
+/// "save this task's name" flag, which [`direct_emit`] writes itself: five calls into the
+/// tracing core fewer per record (Documentation/performance.md). The flags are a hint read
+/// without locks, as
+/// the core reads them: a filter attached while a write runs may miss that write, as with the
+/// core's own path.
+///
+/// # Safety
+///
+/// As [`ftrace_record`]; `flags` was just read from `file`.
+#[inline(always)]
+unsafe fn direct_buffer(
+    file: *mut bindings::trace_event_file,
+    flags: c_ulong,
+) -> Option<*mut bindings::trace_buffer> {
+    const EVENT_LAYER: c_ulong = (bindings::EVENT_FILE_FL_PID_FILTER
+        | bindings::EVENT_FILE_FL_FILTERED
+        | bindings::EVENT_FILE_FL_SOFT_DISABLED
+        | bindings::EVENT_FILE_FL_TRIGGER_COND) as c_ulong;
+    const STACKS: u64 = (1 << bindings::trace_iterator_bits_TRACE_ITER_STACKTRACE_BIT)
+        | (1 << bindings::trace_iterator_bits_TRACE_ITER_USERSTACKTRACE_BIT);
+    if flags & EVENT_LAYER != 0 {
+        return None;
+    }
+    let printk = PRINTK_KEY.load(Ordering::Relaxed);
+    let exports = EXPORTS_KEY.load(Ordering::Relaxed);
+    if printk.is_null() || exports.is_null() {
+        return None;
+    }
+    // SAFETY: Both keys are kernel-lifetime statics (published by `enable_direct`); their
+    // counts are read once, as `static_key_enabled()` does.
+    let (printk, exports) = unsafe {
+        (
+            core::ptr::addr_of!((*printk).enabled.counter).read_volatile(),
+            core::ptr::addr_of!((*exports).enabled.counter).read_volatile(),
+        )
+    };
+    if printk > 0 || exports > 0 {
+        return None;
+    }
+    // SAFETY: A live file's instance outlives it; its options are read once.
+    let tr = unsafe { (*file).tr };
+    // SAFETY: As above.
+    let options = unsafe { core::ptr::addr_of!((*tr).trace_flags).read_volatile() };
+    if options & STACKS != 0 {
+        return None;
+    }
+    // SAFETY: As above; the instance's buffer, read once, as `trace_event_buffer_lock_reserve`
+    // reads it.
+    let buffer = unsafe { core::ptr::addr_of!((*tr).array_buffer.buffer).read_volatile() };
+    (!buffer.is_null()).then_some(buffer)
+}
+
+/// [`ftrace_emit`] on the direct path ([`direct_buffer`]): `trace_event_buffer_reserve()` and
+/// `trace_event_buffer_commit()` as they run for such a file, with the ring buffer's calls.
+///
+/// # Safety
+///
+/// As [`ftrace_emit`]; `buffer` is what [`direct_buffer`] returned for `file` in this section.
+#[inline(always)]
+unsafe fn direct_emit<E>(
+    file: *mut bindings::trace_event_file,
+    buffer: *mut bindings::trace_buffer,
+    count: usize,
+    fill: impl FnOnce(&mut [u8]) -> core::result::Result<(), E>,
+) -> core::result::Result<(), E> {
+    // SAFETY: `file` is live, and so is its call; the type is the one `register_trace_event`
+    // gave it, which fits the header's `unsigned short`.
+    let ty = unsafe { (*(*file).event_call).event.type_ } as u16;
+    // Before the reserve, which disables preemption once more: the header counts the writer's
+    // context as the core's does (`rue_trace_entry_now`).
+    // SAFETY: No preconditions but the section, which the caller holds.
+    let header = unsafe { bindings::rue_trace_entry_now(ty) };
+    // SAFETY: `buffer` is the instance's live ring buffer (the caller's guarantee); the length
+    // includes the header.
+    let event = unsafe { bindings::ring_buffer_lock_reserve(buffer, 8 + count) };
+    if event.is_null() {
+        return Ok(());
+    }
+    // SAFETY: `event` was just reserved for this CPU.
+    let entry = unsafe { event_data(event) };
+    // SAFETY: `entry` has room for `8 + count` bytes, reserved for this CPU until committed or
+    // discarded.
+    let record = unsafe { core::slice::from_raw_parts_mut(entry, 8 + count) };
+    // SAFETY: `record` holds at least the 8-byte header, and `trace_entry` has no alignment
+    // beyond the ring buffer's 4 bytes.
+    unsafe { entry.cast::<bindings::trace_entry>().write(header) };
+    if let Err(e) = fill(record) {
+        // SAFETY: Reserved above from `buffer`, neither committed nor discarded; this enables
+        // preemption as the commit would.
+        unsafe { bindings::ring_buffer_discard_commit(buffer, event) };
+        return Err(e);
+    }
+    // `__buffer_unlock_commit()`: the task's name is saved at the next context switch.
+    // SAFETY: Published by `enable_direct` before any file exists; a per-CPU `bool`.
+    unsafe { this_cpu_set(TASKINFO_SAVE.load(Ordering::Acquire)) };
+    // SAFETY: Reserved above from `buffer` and filled.
+    unsafe { bindings::ring_buffer_unlock_commit(buffer) };
+    Ok(())
+}
+
+/// `ring_buffer_event_data(event)` for an event just reserved (`rb_event_data()`): past a time
+/// extension (8 bytes, `RINGBUF_TYPE_TIME_EXTEND` or above), the data starts at `array[0]`
+/// when the length is in `type_len`, else at `array[1]` (include/linux/ring_buffer.h). The
+/// exported function does the same in a call.
+///
+/// # Safety
+///
+/// `event` is a reserved, uncommitted event.
+#[inline(always)]
+unsafe fn event_data(event: *mut bindings::ring_buffer_event) -> *mut u8 {
+    /// `RB_LEN_TIME_EXTEND`: a time extension's 8 bytes (include/linux/ring_buffer.h).
+    const TIME_EXTEND_LEN: usize = 8;
+    let mut event = event;
+    // SAFETY: `event` is reserved (the caller's guarantee); a time extension is followed by the
+    // event it extends, in the same reservation.
+    unsafe {
+        if (*event).type_len() >= bindings::ring_buffer_type_RINGBUF_TYPE_TIME_EXTEND {
+            event = event.byte_add(TIME_EXTEND_LEN);
+        }
+        let array = core::ptr::addr_of_mut!((*event).array).cast::<u32>();
+        if (*event).type_len() == 0 {
+            array.add(1).cast()
+        } else {
+            array.cast()
+        }
+    }
+}
+
+/// `__this_cpu_write(*flag, true)`.
+///
+/// # Safety
+///
+/// `flag` is the address of a per-CPU `bool`; preemption is disabled.
+#[inline(always)]
+unsafe fn this_cpu_set(flag: *mut bool) {
+    #[cfg(all(CONFIG_X86_64, CONFIG_SMP))]
+    // SAFETY: One `%gs`-relative store to this CPU's copy (the caller's guarantee).
+    unsafe {
+        core::arch::asm!(
+            "movb $1, %gs:({f})",
+            f = in(reg) flag,
+            options(att_syntax, nostack, preserves_flags),
+        )
+    };
+    #[cfg(not(all(CONFIG_X86_64, CONFIG_SMP)))]
+    // SAFETY: This CPU's copy of the per-CPU variable, stable while preemption is disabled.
+    unsafe {
+        let cpu = bindings::rue_smp_processor_id() as usize;
+        if let Some(flag) = per_cpu_ptr(flag, cpu) {
+            flag.write(true);
+        }
+    }
 }
 
 /// `trace_trigger_soft_disabled(file)` for a file whose `flags` were just read: its common case

@@ -111,6 +111,7 @@ impl kernel::Module for RustUserEvents {
         let symbols = symbols::Symbols::resolve()?;
         event_mutex::init(symbols.event_mutex);
         probes::enable_discard(symbols.discard);
+        probes::enable_direct(symbols.direct);
         let tracefs = tracefs::TracefsPin::new(&symbols.tracefs)?;
         for name in [c"user_events_data", c"user_events_status"] {
             match tracefs.ensure_absent(name) {

@@ -25,6 +25,7 @@
 #include <linux/workqueue.h>
 #include <asm/futex.h>
 
+#include "trace.h"		/* kernel/trace/trace.h (private): struct trace_array */
 #include "rue_shim.h"
 
 #define RUE_OFFSET(type, field) { #type "." #field, offsetof(struct type, field) }
@@ -51,6 +52,12 @@ const struct rue_layout_entry rue_layout_c[] = {
 	RUE_OFFSET(trace_event_call, prog_array),
 	RUE_OFFSET(task_struct, mm),
 	RUE_OFFSET(task_struct, pagefault_disabled),
+	RUE_OFFSET(trace_event_file, event_call),
+	RUE_OFFSET(trace_event_file, tr),
+	RUE_OFFSET(trace_event_file, flags),
+	RUE_OFFSET(trace_array, array_buffer),
+	RUE_OFFSET(trace_array, trace_flags),
+	RUE_OFFSET(trace_array, buffer_disabled),
 };
 const unsigned int rue_layout_c_len = ARRAY_SIZE(rue_layout_c);
 
@@ -281,4 +288,40 @@ void rue_trace_event_discard(struct trace_event_buffer *fbuffer,
 	}
 	/* ring_buffer_discard_commit() enables preemption */
 	ring_buffer_discard_commit(fbuffer->buffer, fbuffer->event);
+}
+
+struct trace_entry rue_trace_entry_now(unsigned short type)
+{
+	struct trace_entry entry;
+	unsigned int flags, pc, ctx;
+	unsigned short migration = 0;
+	unsigned long irqflags;
+
+	local_save_flags(irqflags);
+	flags = irqs_disabled_flags(irqflags) ? TRACE_FLAG_IRQS_OFF : 0;
+	pc = preempt_count();
+	if (pc & NMI_MASK)
+		flags |= TRACE_FLAG_NMI;
+	if (pc & HARDIRQ_MASK)
+		flags |= TRACE_FLAG_HARDIRQ;
+	if (in_serving_softirq())
+		flags |= TRACE_FLAG_SOFTIRQ;
+	if (softirq_count() >> (SOFTIRQ_SHIFT + 1))
+		flags |= TRACE_FLAG_BH_OFF;
+	if (tif_need_resched())
+		flags |= TRACE_FLAG_NEED_RESCHED;
+	if (test_preempt_need_resched())
+		flags |= TRACE_FLAG_PREEMPT_RESCHED;
+	if (IS_ENABLED(CONFIG_ARCH_HAS_PREEMPT_LAZY) && tif_test_bit(TIF_NEED_RESCHED_LAZY))
+		flags |= TRACE_FLAG_NEED_RESCHED_LAZY;
+#ifdef CONFIG_SMP
+	migration = current->migration_disabled;
+#endif
+	ctx = (flags << 16) | min_t(unsigned int, pc & 0xff, 0xf) |
+	      min_t(unsigned int, migration, 0xf) << 4;
+	/* tracing_gen_ctx_dec(): the tracepoint's own preempt_disable() not counted. */
+	if (IS_ENABLED(CONFIG_PREEMPTION))
+		ctx--;
+	tracing_generic_entry_update(&entry, type, ctx);
+	return entry;
 }

@@ -11,6 +11,8 @@
 //! | `dyn_event_register` | `list_add_tail` on `dyn_event_ops_list` under its mutex        |
 //! | `dyn_event_add`      | `list_add_tail` on `dyn_event_list` under `event_mutex`        |
 //! | `__trace_event_discard_commit` (static inline, on `trace_buffered_event`) | `rue_trace_event_discard` on [`Discard`] |
+//! | `tracing_gen_ctx_irq_test` (via `trace_event_buffer_reserve`) | `rue_trace_entry_now`, its body, in src/shim.c |
+//! | `trace_event_buffer_commit`'s checks and `__buffer_unlock_commit` | reads of [`Direct`], `ring_buffer_unlock_commit` |
 //!
 //! Each symbol is checked for plausibility after resolution, so a wrong lookup fails `insmod`
 //! with a message instead of corrupting memory later.
@@ -40,6 +42,20 @@ pub(crate) struct Discard {
     pub(crate) buffered_cnt: NonNull<c_int>,
 }
 
+/// What committing a record with the ring buffer's own calls needs, where
+/// `trace_event_buffer_commit()` would do no more (`crate::probes`, "the direct path"): the two
+/// switches that make the tracing core's commit do more, and the per-CPU flag its
+/// `__buffer_unlock_commit()` sets so that the writer's command name is saved for the output.
+#[derive(Clone, Copy)]
+pub(crate) struct Direct {
+    /// `tracepoint_printk_key`: records are also printed to the console.
+    pub(crate) printk_key: NonNull<bindings::static_key>,
+    /// `trace_event_exports_enabled`: records are also sent to registered exports.
+    pub(crate) exports_key: NonNull<bindings::static_key>,
+    /// `trace_taskinfo_save`: per CPU, "save the current task's comm and tgid".
+    pub(crate) taskinfo_save: NonNull<bool>,
+}
+
 /// All resolved symbols.
 pub(crate) struct Symbols {
     /// `event_mutex`: the tracing core's lock around event (un)registration.
@@ -54,6 +70,8 @@ pub(crate) struct Symbols {
     pub(crate) tracefs: Tracefs,
     /// What discarding a reserved ftrace record needs.
     pub(crate) discard: Discard,
+    /// What committing an ftrace record directly needs.
+    pub(crate) direct: Direct,
 }
 
 // SAFETY: The pointers name kernel-global objects that live as long as the kernel; the
@@ -78,6 +96,12 @@ impl Symbols {
             discard: Discard {
                 buffered: ksym::resolve_data(c"trace_buffered_event")?,
                 buffered_cnt: ksym::resolve_data(c"trace_buffered_event_cnt")?,
+            },
+            direct: Direct {
+                // Both are `static_key_false`, whose first (only) member is the key.
+                printk_key: ksym::resolve_data(c"tracepoint_printk_key")?,
+                exports_key: ksym::resolve_data(c"trace_event_exports_enabled")?,
+                taskinfo_save: ksym::resolve_data(c"trace_taskinfo_save")?,
             },
         };
         symbols.check()?;
@@ -116,6 +140,18 @@ impl Symbols {
             };
             if event as usize % page != 0 {
                 pr_err!("trace_buffered_event is not a per-CPU page pointer\n");
+                return Err(ENOEXEC);
+            }
+        }
+        for (what, key) in [
+            ("tracepoint_printk_key", self.direct.printk_key),
+            ("trace_event_exports_enabled", self.direct.exports_key),
+        ] {
+            // SAFETY: `key` is the address of a static `static_key`; its count is read once.
+            let enabled = unsafe { (*key.as_ptr()).enabled.counter };
+            // A static key's count is never negative but while it is being initialised.
+            if enabled < 0 {
+                pr_err!("{what} is not a static key\n");
                 return Err(ENOEXEC);
             }
         }

@@ -11,12 +11,14 @@
 #include <fcntl.h>
 #include <glob.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
@@ -355,6 +357,119 @@ TEST_F(ev, failed_writes_leave_no_record_filtered_or_not)
 	EXPECT_EQ(0, unreg_event(self->fd, &self->check, 0));
 	close(fd);
 	munmap(pages, 2 * page);
+}
+
+/*
+ * The fields of the "trace" line a record of __rue_hd with a == @a begins
+ * with: "comm-pid", the CPU and the latency flags. Returns 0 if found.
+ */
+static int header_of(const char *buf, unsigned int a, char *task, size_t task_len,
+		     int *cpu, char *flags)
+{
+	char want[64], line[512];
+	const char *hit, *start, *end;
+	char t[256];
+
+	snprintf(want, sizeof(want), "__rue_hd: a=0x%x (%u)\n", a, a);
+	hit = strstr(buf, want);
+	if (!hit)
+		return -1;
+	for (start = hit; start > buf && start[-1] != '\n'; start--)
+		;
+	end = strchr(hit, '\n');
+	if ((size_t)(end - start) >= sizeof(line))
+		return -1;
+	memcpy(line, start, end - start);
+	line[end - start] = 0;
+	if (sscanf(line, " %255s [%d] %7s", t, cpu, flags) != 3)
+		return -1;
+	snprintf(task, task_len, "%s", t);
+	return 0;
+}
+
+/*
+ * A record written straight into the ring buffer (no filter, trigger or stack
+ * option on the event's file) has the header the tracing core's own path
+ * writes: the writer's pid and name (saved for the output at its next context
+ * switch), its CPU, and the context flags of the write, with neither the write
+ * path's nor the ring buffer's preemption count counted. The core's path is
+ * forced with a filter that keeps everything; the stacktrace option still adds
+ * a kernel stack after the record.
+ */
+TEST_F(ev, direct_records_have_the_core_paths_header)
+{
+	struct {
+		__s32 idx;
+		__u32 a;
+	} __attribute__((packed)) rec = { 0, 0 };
+	static char buf[1 << 20];
+	char task[2][256], flags[2][8], want[64];
+	int cpu[2], status;
+	cpu_set_t one, all;
+	__u32 idx = 9;
+	pid_t child;
+
+	ASSERT_EQ(0, sched_getaffinity(0, sizeof(all), &all));
+	CPU_ZERO(&one);
+	CPU_SET(0, &one);
+	ASSERT_EQ(0, sched_setaffinity(0, sizeof(one), &one));
+	ASSERT_EQ(0, reg_event(self->fd, "__rue_hd u32 a", &self->check, 4, 0, 0, &idx));
+	rec.idx = idx;
+	ASSERT_EQ(0, write_file(TRACEFS "trace", ""));
+	ASSERT_EQ(0, write_file(TRACEFS "events/user_events/__rue_hd/enable", "1"));
+
+	/* A new task, whose name only the direct path's record can have saved. */
+	child = fork();
+	ASSERT_LE(0, child);
+	if (child == 0) {
+		rec.a = 1;
+		prctl(PR_SET_NAME, "rue_hd_direct");
+		_exit(write(self->fd, &rec, sizeof(rec)) == sizeof(rec) ? 0 : 1);
+	}
+	ASSERT_EQ(child, waitpid(child, &status, 0));
+	ASSERT_EQ(0, status);
+
+	ASSERT_EQ(0, write_file(TRACEFS "events/user_events/__rue_hd/filter", "a != 0"));
+	rec.a = 2;
+	ASSERT_EQ(sizeof(rec), write(self->fd, &rec, sizeof(rec)));
+	ASSERT_EQ(0, write_file(TRACEFS "events/user_events/__rue_hd/filter", "0"));
+	rec.a = 3;
+	ASSERT_EQ(sizeof(rec), write(self->fd, &rec, sizeof(rec)));
+	ASSERT_EQ(0, write_file(TRACEFS "options/stacktrace", "1"));
+	rec.a = 4;
+	EXPECT_EQ(sizeof(rec), write(self->fd, &rec, sizeof(rec)));
+	ASSERT_EQ(0, write_file(TRACEFS "options/stacktrace", "0"));
+	ASSERT_EQ(0, write_file(TRACEFS "events/user_events/__rue_hd/enable", "0"));
+
+	ASSERT_LT(0, read_file(TRACEFS "trace", buf, sizeof(buf)));
+	snprintf(want, sizeof(want), "rue_hd_direct-%d", child);
+	ASSERT_EQ(0, header_of(buf, 1, task[0], sizeof(task[0]), &cpu[0], flags[0]))
+		TH_LOG("trace:\n%s", buf);
+	EXPECT_STREQ(want, task[0]) TH_LOG("trace:\n%s", buf);
+	ASSERT_EQ(0, header_of(buf, 2, task[1], sizeof(task[1]), &cpu[1], flags[1]))
+		TH_LOG("trace:\n%s", buf);
+	snprintf(want, sizeof(want), "-%d", getpid());
+	EXPECT_NE(NULL, strstr(task[1], want)) TH_LOG("trace:\n%s", buf);
+	EXPECT_EQ(0, cpu[0]);
+	EXPECT_EQ(0, cpu[1]);
+	/*
+	 * irqs-off, need-resched, hardirq/softirq, preempt-depth, migrate-disable:
+	 * all but need-resched (which a timer tick may set) are "." for a write.
+	 */
+	for (int i = 0; i < 2; i++) {
+		EXPECT_EQ(5, strlen(flags[i])) TH_LOG("flags %s", flags[i]);
+		EXPECT_EQ('.', flags[i][0]) TH_LOG("flags %s", flags[i]);
+		EXPECT_EQ(0, strcmp(flags[i] + 2, "...")) TH_LOG("flags %s", flags[i]);
+	}
+	ASSERT_EQ(0, header_of(buf, 3, task[1], sizeof(task[1]), &cpu[1], flags[1]))
+		TH_LOG("trace:\n%s", buf);
+	EXPECT_EQ(0, strcmp(flags[1] + 2, "...")) TH_LOG("flags %s", flags[1]);
+	/* Only the record written with the stacktrace option is followed by a stack. */
+	EXPECT_EQ(1, count_in(buf, "<stack trace>")) TH_LOG("trace:\n%s", buf);
+	EXPECT_NE(NULL, strstr(buf, "__rue_hd: a=0x4 (4)\n")) TH_LOG("trace:\n%s", buf);
+	EXPECT_NE(NULL, strstr(strstr(buf, "__rue_hd: a=0x4 (4)\n"), "<stack trace>"));
+	EXPECT_EQ(0, unreg_event(self->fd, &self->check, 0));
+	ASSERT_EQ(0, sched_setaffinity(0, sizeof(all), &all));
 }
 
 /*
