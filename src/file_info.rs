@@ -386,10 +386,10 @@ impl FileInfo {
     pub(crate) fn write(&self, iov: &mut IovIterSource<'_>) -> Result<usize> {
         let total = iov.len();
         let index = write::read_index(iov)?;
-        let event = self.indexes.event(index).ok_or(ENOENT)?;
+        let event = self.indexes.event(index.value).ok_or(ENOENT)?;
         // SAFETY: The file's table holds a reference on the event, and the VFS keeps the file
         // alive during the write, so `event` stays registered.
-        unsafe { write::write_event(event, iov)? };
+        unsafe { write::write_event(event, iov, index)? };
         Ok(total)
     }
 }

@@ -81,13 +81,18 @@ impl Drop for BounceBuffers {
     }
 }
 
-/// Writes one event: `iter` holds the payload after the index.
+/// Writes one event: `iov` holds the index `index` was read from and the payload after it.
 ///
 /// # Safety
 ///
 /// `event` must stay registered for the call (the caller's file holds a reference).
-pub(crate) unsafe fn write_event(event: &UserEvent, iov: &mut IovIterSource<'_>) -> Result {
-    let payload = iov.len();
+#[inline(always)]
+pub(crate) unsafe fn write_event(
+    event: &UserEvent,
+    iov: &mut IovIterSource<'_>,
+    index: WriteIndex,
+) -> Result {
+    let payload = index.payload_len(iov);
     if payload < event.min_size as usize {
         return Err(EINVAL);
     }
@@ -96,6 +101,7 @@ pub(crate) unsafe fn write_event(event: &UserEvent, iov: &mut IovIterSource<'_>)
     if !unsafe { tracepoint::enabled(tp) } {
         return Err(EBADF);
     }
+    index.consume(iov);
     let iter = iov.as_raw();
     if payload > MAX_PAYLOAD {
         // SAFETY: `iter` is a valid source iterator.
@@ -330,36 +336,75 @@ unsafe fn call_other_probe(
     };
 }
 
+/// A write's index, read from the head of its iterator by [`read_index`].
+pub(crate) struct WriteIndex {
+    /// The index into the file's table.
+    pub(crate) value: usize,
+    /// Whether the iterator is still at the index (read in place, consumed only by a write that
+    /// goes on to its payload: [`WriteIndex::consume`]) or already past it (copied).
+    in_place: bool,
+}
+
+impl WriteIndex {
+    /// Bytes of payload after the index in `iov`, which [`read_index`] read this index from.
+    #[inline(always)]
+    pub(crate) fn payload_len(&self, iov: &IovIterSource<'_>) -> usize {
+        if self.in_place {
+            iov.len() - abi::WRITE_INDEX_SIZE
+        } else {
+            iov.len()
+        }
+    }
+
+    /// Moves `iov`, which [`read_index`] read this index from, past the index to the payload.
+    #[inline(always)]
+    pub(crate) fn consume(self, iov: &mut IovIterSource<'_>) {
+        if self.in_place {
+            // SAFETY: `iov` wraps a valid iterator, borrowed mutably here, whose current segment
+            // holds the index (`read_index` read it in place and nothing moved it since).
+            #[cfg(CONFIG_X86_64)]
+            unsafe {
+                advance_user(iov.as_raw(), abi::WRITE_INDEX_SIZE)
+            };
+            // Only x86-64 reads the index in place.
+            #[cfg(not(CONFIG_X86_64))]
+            let _ = iov;
+        }
+    }
+}
+
 /// Reads and checks the 4-byte write index.
 ///
 /// Upstream's `copy_from_iter`, but on x86-64 an index in the iterator's current segment (a
 /// `write(2)` buffer, or the first iovec of a `writev(2)`: clients give the index an iovec of
-/// its own) is read with one `get_user()` and the iterator advanced in place: no C call but the
-/// read, where `copy_from_iter` took 5 % of an enabled write under emulation (performance.md,
-/// "Where the time goes"). A fault is `EFAULT` either way.
-pub(crate) fn read_index(iov: &mut IovIterSource<'_>) -> Result<usize> {
+/// its own) is read with one `get_user()` and the iterator left where it is until a write that
+/// records goes on to the payload ([`WriteIndex::consume`]): no C call but the read, where
+/// `copy_from_iter` took 5 % of an enabled write under emulation (performance.md, "Where the
+/// time goes"), and nothing more for a write that fails its checks (`ENOENT`, `EBADF`). A fault
+/// is `EFAULT` either way.
+#[inline(always)]
+pub(crate) fn read_index(iov: &mut IovIterSource<'_>) -> Result<WriteIndex> {
     let mut index = [0u8; abi::WRITE_INDEX_SIZE];
     #[cfg(CONFIG_X86_64)]
-    let done = {
+    let in_place = {
         let it = iov.as_raw();
         // SAFETY: `it` is the valid source iterator `iov` wraps, which this function borrows
         // mutably for its duration.
         match unsafe { user_segment_start(it, index.len()) } {
             Some(addr) => {
                 index = uaccess::get_user_u32(addr)?.to_ne_bytes();
-                // SAFETY: As above; the current segment holds at least `index.len()` bytes.
-                unsafe { advance_user(it, index.len()) };
                 true
             }
             None => false,
         }
     };
     #[cfg(not(CONFIG_X86_64))]
-    let done = false;
-    if !done && iov.copy_from_iter(&mut index) != index.len() {
+    let in_place = false;
+    if !in_place && iov.copy_from_iter(&mut index) != index.len() {
         return Err(EFAULT);
     }
-    usize::try_from(i32::from_ne_bytes(index)).map_err(|_| EINVAL)
+    let value = usize::try_from(i32::from_ne_bytes(index)).map_err(|_| EINVAL)?;
+    Ok(WriteIndex { value, in_place })
 }
 
 /// The address of the next byte of `it`, if it iterates over user memory (`ITER_UBUF`,

@@ -21,6 +21,8 @@
 #   --icount        TCG with one CPU thread and a virtual clock that counts
 #                   instructions (1 ns each, -icount shift=0,sleep=off): guest
 #                   time is then independent of the host's speed and load
+#   --qemu ARG      pass ARG to QEMU as well (repeatable), e.g. a TCG plugin:
+#                   --qemu -plugin --qemu tools/testing/bench/insnprof.so,out=F
 #   CMD             shell command run in the guest (default: none)
 set -euo pipefail
 
@@ -30,6 +32,7 @@ bzimage=
 module="$top/rust_user_events.ko"
 load_module=1
 adds=()
+extra=()
 log="$top/build/vm/console.log"
 summary=
 timeout=1200
@@ -49,6 +52,7 @@ while [ $# -gt 0 ]; do
 	--smp) smp=$2; shift 2 ;;
 	--kvm) accel=(-enable-kvm -cpu host); shift ;;
 	--icount) accel=(-accel tcg,thread=single -icount shift=0,sleep=off -cpu max); shift ;;
+	--qemu) extra+=("$2"); shift 2 ;;
 	--) shift; break ;;
 	*) echo "run.sh: unknown option $1" >&2; exit 2 ;;
 	esac
@@ -92,7 +96,7 @@ for attempt in 1 2; do
 	timeout --foreground "$timeout" qemu-system-x86_64 "${accel[@]}" -smp "$smp" -m 2048 \
 		-machine q35 -kernel "$bzimage" -initrd "$work/initramfs.cpio.gz" \
 		-append "console=ttyS0 loglevel=3 panic=-1 rdinit=/init" \
-		-display none -serial file:"$log" -monitor none -no-reboot </dev/null || status=$?
+		${extra[@]+"${extra[@]}"} -display none -serial file:"$log" -monitor none -no-reboot </dev/null || status=$?
 	echo "vm: ran $(($(date +%s) - start)) s (qemu status $status)" >&2
 	vmlog_status=0
 	"$top/tools/vm/vmlog.sh" "${vmlog_args[@]}" || vmlog_status=$?
