@@ -28,7 +28,7 @@
 use crate::{
     bindings, deferred,
     event_mutex::Held,
-    kbuf::KBuf,
+    kbuf::{self, KBuf},
     logic::{
         grammar::{self, FieldSpec, Validator},
         print_fmt,
@@ -85,6 +85,9 @@ pub(crate) struct UserEvent {
     /// The entry in `dynamic_events` (upstream `devent`).
     devent: Opaque<bindings::dyn_event>,
     /// NUL-terminated strings: registered name, tracepoint name, print fmt, field types and names.
+    ///
+    /// Written only by [`UserEvent::new`], from `&str`s: every range of it that the event keeps
+    /// (`reg_name`, `tp_name`, `print_fmt` and the fields') is UTF-8, which [`str_in`] relies on.
     strings: KVec<u8>,
     reg_name: Range<usize>,
     tp_name: Range<usize>,
@@ -133,7 +136,7 @@ const PRINT_FMT_BASE: usize = 64;
 /// Appends `s` and a NUL to `strings`, returning the range of `s`.
 fn push_str(strings: &mut KVec<u8>, s: &[u8]) -> Result<Range<usize>> {
     let start = strings.len();
-    strings.extend_from_slice(s, GFP_KERNEL)?;
+    kbuf::extend(strings, s)?;
     let end = strings.len();
     strings.push(0, GFP_KERNEL)?;
     Ok(start..end)
@@ -232,7 +235,7 @@ impl UserEvent {
             print_fmt::write_print_fmt(buf, names(&strings, &fields))
         })?;
         let start = strings.len();
-        strings.extend_from_slice(&print_fmt, GFP_KERNEL)?;
+        kbuf::extend(&mut strings, &print_fmt)?;
         let print_fmt = start..start + print_fmt.len() - 1;
         KBox::pin_init(
             pin_init!(Self {
@@ -258,8 +261,19 @@ impl UserEvent {
         )
     }
 
-    fn str_at(&self, range: &Range<usize>) -> &str {
-        str_in(&self.strings, range)
+    /// The string at `range` of the event's `strings`, not validated as UTF-8 again: names are
+    /// compared on every lookup.
+    ///
+    /// # Safety
+    ///
+    /// `range` is one of the ranges the event keeps (`reg_name`, `tp_name`, a field's).
+    unsafe fn str_at(&self, range: &Range<usize>) -> &str {
+        self.strings
+            .get(range.clone())
+            // SAFETY: `range` is one the event keeps (the caller's guarantee), and those are
+            // UTF-8 (`strings`).
+            .map(|b| unsafe { core::str::from_utf8_unchecked(b) })
+            .unwrap_or("")
     }
 
     fn c_str_at(&self, range: &Range<usize>) -> *const c_char {
@@ -269,12 +283,14 @@ impl UserEvent {
 
     /// The registered name (`reg_name`).
     pub(crate) fn reg_name(&self) -> &str {
-        self.str_at(&self.reg_name)
+        // SAFETY: A range the event keeps.
+        unsafe { self.str_at(&self.reg_name) }
     }
 
     /// The tracepoint name: the registered name, or `name.<hexid>` for multi-format events.
     pub(crate) fn tp_name(&self) -> &str {
-        self.str_at(&self.tp_name)
+        // SAFETY: A range the event keeps.
+        unsafe { self.str_at(&self.tp_name) }
     }
 
     /// True for a `USER_EVENT_REG_MULTI_FORMAT` event.
@@ -290,8 +306,10 @@ impl UserEvent {
     /// The fields in declaration order.
     pub(crate) fn fields(&self) -> impl Iterator<Item = FieldSpec<'_>> + Clone {
         self.fields.iter().map(|f| FieldSpec {
-            ty: self.str_at(&f.ty),
-            name: self.str_at(&f.name),
+            // SAFETY: A field's ranges are ranges the event keeps.
+            ty: unsafe { self.str_at(&f.ty) },
+            // SAFETY: As above.
+            name: unsafe { self.str_at(&f.name) },
             size: f.size,
             offset: f.offset,
             is_signed: f.is_signed,

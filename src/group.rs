@@ -95,7 +95,12 @@ unsafe impl Send for GroupState {}
 impl GroupState {
     /// The bucket of events named `name`.
     fn bucket(&mut self, name: &str) -> &mut KVec<NonNull<UserEvent>> {
-        &mut self.buckets[usize::from(jhash::bucket(name.as_bytes()))]
+        self.bucket_at(jhash::bucket(name.as_bytes()))
+    }
+
+    /// Bucket `b` ([`jhash::bucket`] of a name), for a caller that hashed the name already.
+    fn bucket_at(&mut self, b: u8) -> &mut KVec<NonNull<UserEvent>> {
+        &mut self.buckets[usize::from(b)]
     }
 
     /// The event at `ptr`, which is in the table.
@@ -110,7 +115,16 @@ impl GroupState {
         &'a self,
         name: &'a str,
     ) -> impl DoubleEndedIterator<Item = (NonNull<UserEvent>, &'a UserEvent)> + 'a {
-        self.buckets[usize::from(jhash::bucket(name.as_bytes()))]
+        self.named_in(jhash::bucket(name.as_bytes()), name)
+    }
+
+    /// [`GroupState::named`] in bucket `b`, `name`'s.
+    fn named_in<'a>(
+        &'a self,
+        b: u8,
+        name: &'a str,
+    ) -> impl DoubleEndedIterator<Item = (NonNull<UserEvent>, &'a UserEvent)> + 'a {
+        self.buckets[usize::from(b)]
             .iter()
             .map(|&ptr| (ptr, self.event(ptr)))
             .filter(move |(_, ev)| ev.reg_name() == name)
@@ -194,8 +208,10 @@ impl Group {
             return Err(EPERM);
         }
         let multi = reg_flags & REG_MULTI_FORMAT != 0;
+        // Hashed once for the lookup and the insertion.
+        let bucket = jhash::bucket(cmd.name.as_bytes());
         let mut held = Held::lock();
-        if let Some(found) = find(&mut held, cmd.name, cmd.args, multi)? {
+        if let Some(found) = find(&mut held, bucket, cmd.name, cmd.args, multi)? {
             return Ok(found);
         }
         let multi_id = if multi {
@@ -213,7 +229,7 @@ impl Group {
         if state.count >= MAX_USER_EVENTS.load(Ordering::Relaxed) as usize {
             return Err(EMFILE);
         }
-        state.bucket(cmd.name).reserve(1, GFP_KERNEL)?;
+        state.bucket_at(bucket).reserve(1, GFP_KERNEL)?;
         let ptr = register(event, &mut held)?;
         let state = STATE.get(&mut held);
         // SAFETY: Just registered, not freed before it leaves the table.
@@ -221,7 +237,7 @@ impl Group {
         state.count += 1;
         // PANIC: Capacity was reserved above, so this push cannot fail.
         state
-            .bucket(cmd.name)
+            .bucket_at(bucket)
             .push(ptr, GFP_KERNEL)
             .expect("reserved");
         // SAFETY: `register` returned the event with its creator's reference, given to the
@@ -256,10 +272,16 @@ impl Group {
     }
 }
 
-/// Looks for an event matching `name`/`args` (upstream `find_user_event`), and takes a
-/// reference.
-fn find(held: &mut Held, name: &str, args: &str, multi: bool) -> Result<Option<ARef<UserEvent>>> {
-    for (_, ev) in STATE.get(held).named(name) {
+/// Looks for an event matching `name`/`args` (upstream `find_user_event`) in `bucket`, the
+/// name's, and takes a reference.
+fn find(
+    held: &mut Held,
+    bucket: u8,
+    name: &str,
+    args: &str,
+    multi: bool,
+) -> Result<Option<ARef<UserEvent>>> {
+    for (_, ev) in STATE.get(held).named_in(bucket, name) {
         if ev.is_multi() != multi {
             continue;
         }

@@ -35,8 +35,7 @@ impl KBuf {
 
     /// Appends raw bytes.
     pub(crate) fn push_bytes(&mut self, bytes: &[u8]) -> Result {
-        self.bytes.extend_from_slice(bytes, GFP_KERNEL)?;
-        Ok(())
+        extend(&mut self.bytes, bytes)
     }
 
     /// The bytes written so far.
@@ -49,4 +48,19 @@ impl fmt::Write for KBuf {
     fn write_str(&mut self, s: &str) -> fmt::Result {
         self.push_bytes(s.as_bytes()).map_err(|_| fmt::Error)
     }
+}
+
+/// `vec.extend_from_slice(bytes)` in one copy, where the kernel crate's copies byte by byte (a
+/// loop of a few instructions per byte in every new event's strings and print format).
+pub(crate) fn extend(vec: &mut KVec<u8>, bytes: &[u8]) -> Result {
+    vec.reserve(bytes.len(), GFP_KERNEL)?;
+    let spare = &mut vec.spare_capacity_mut()[..bytes.len()];
+    // SAFETY: `spare` has room for `bytes.len()` bytes (reserved above) and does not overlap
+    // `bytes`, which `vec` does not own.
+    unsafe {
+        core::ptr::copy_nonoverlapping(bytes.as_ptr(), spare.as_mut_ptr().cast(), bytes.len())
+    };
+    // SAFETY: The `bytes.len()` bytes after the length were just written, within the capacity.
+    unsafe { vec.inc_len(bytes.len()) };
+    Ok(())
 }
