@@ -33,6 +33,7 @@ use crate::{
         grammar::{self, FieldSpec, Validator},
         print_fmt,
     },
+    names,
 };
 use core::{mem::offset_of, ops::Range, ptr::NonNull};
 use kernel::{
@@ -377,9 +378,9 @@ impl UserEvent {
             (*tp).name = ev.c_str_at(&ev.tp_name);
             (*ev.funcs.get()).trace = Some(bindings::rue_print_trace);
             (*class).system = if ev.is_multi() {
-                c"user_events_multi".as_char_ptr()
+                names::SYSTEM_MULTI.as_char_ptr()
             } else {
-                c"user_events".as_char_ptr()
+                names::SYSTEM.as_char_ptr()
             };
             (*class).probe = callbacks.probe;
             (*class).perf_probe = callbacks.perf_probe;

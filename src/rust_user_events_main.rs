@@ -29,6 +29,7 @@ mod ksym;
 mod layout;
 mod lifecycle;
 mod logic;
+mod names;
 mod probes;
 mod scope;
 mod seq;
@@ -113,7 +114,7 @@ impl kernel::Module for RustUserEvents {
         probes::enable_discard(symbols.discard);
         probes::enable_direct(symbols.direct);
         let tracefs = tracefs::TracefsPin::new(&symbols.tracefs)?;
-        for name in [c"user_events_data", c"user_events_status"] {
+        for name in [names::DATA, names::STATUS] {
             match tracefs.ensure_absent(name) {
                 // The module loader reserves EEXIST for "a module of this name is loaded" and
                 // turns an init's EEXIST into EBUSY; say EBUSY ourselves.
@@ -138,7 +139,7 @@ impl kernel::Module for RustUserEvents {
         // `group` either.
         let status = unsafe {
             tracefs.create_file(
-                c"user_events_status",
+                names::STATUS,
                 abi::STATUS_FILE_MODE,
                 &status_file::FOPS,
                 group.as_foreign(),
@@ -150,7 +151,7 @@ impl kernel::Module for RustUserEvents {
         // SAFETY: `FOPS` is a promoted constant ('static); the file has no private data.
         let stats = unsafe {
             tracefs.create_file(
-                c"user_events_stats",
+                names::STATS,
                 abi::STATS_FILE_MODE,
                 &stats_file::FOPS,
                 core::ptr::null_mut(),
@@ -162,7 +163,7 @@ impl kernel::Module for RustUserEvents {
         // SAFETY: As for `status`.
         let data = unsafe {
             tracefs.create_file(
-                c"user_events_data",
+                names::DATA,
                 abi::DATA_FILE_MODE,
                 &data_file::FOPS,
                 group.as_foreign(),

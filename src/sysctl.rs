@@ -6,7 +6,7 @@
 //! `register_sysctl_sz()` and removes it at unload. The value is checked only when an event is
 //! created (`EMFILE` past it); lowering it deletes nothing.
 
-use crate::{bindings, group::MAX_USER_EVENTS};
+use crate::{bindings, group::MAX_USER_EVENTS, names};
 use core::ptr::NonNull;
 use kernel::prelude::*;
 
@@ -21,7 +21,7 @@ unsafe impl Sync for Table {}
     reason = "a static needs a const pointer; `as_char_ptr` is not const"
 )]
 static TABLE: Table = Table([bindings::ctl_table {
-    procname: c"user_events_max".as_ptr().cast(),
+    procname: names::MAX_SYSCTL.as_ptr().cast(),
     data: (&raw const MAX_USER_EVENTS).cast_mut().cast(),
     maxlen: core::mem::size_of::<u32>() as c_int,
     mode: 0o644,

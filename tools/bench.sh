@@ -26,6 +26,13 @@
 #                 instructions the guest executed for it, the same on every
 #                 run and every host. The writers cases then share one host
 #                 thread and say nothing about scaling.
+#   BENCH_KERNELS two (default): the two kernels above, booted in turn; one:
+#                 only the reference kernel, with the module built to load
+#                 beside its user_events (RUE_BESIDE=1, rue_-prefixed names),
+#                 both measured in every boot, one after the other (the order
+#                 alternating by round), so that a round's ratios come from
+#                 one boot of one kernel image: a host whose speed changes
+#                 from boot to boot moves both sides alike.
 # Writes build/bench/ (build/bench-icount/ with BENCH_CLOCK=icount):
 # results.txt (the table), results.md, results.tsv, rounds.tsv (every round's
 # medians), scaling.svg, and logs/ (the VMs' console logs).
@@ -36,7 +43,8 @@ rounds=${BENCH_ROUNDS:-7}
 n=${BENCH_N:-20000}
 runs=${BENCH_RUNS:-5}
 clock=${BENCH_CLOCK:-wall}
-out="$top/build/bench$([ "$clock" = wall ] || echo "-$clock")"
+kernels=${BENCH_KERNELS:-two}
+out="$top/build/bench$([ "$clock" = wall ] || echo "-$clock")$([ "$kernels" = two ] || echo "-one")"
 start=$(date +%s)
 
 log() { printf 'bench: %s\n' "$*" >&2; }
@@ -47,6 +55,10 @@ for v in "$rounds" "$n" "$runs"; do
 	'' | *[!0-9]* | 0) die "BENCH_ROUNDS, BENCH_N and BENCH_RUNS must be positive numbers" ;;
 	esac
 done
+case "$kernels" in
+one | two) ;;
+*) die "BENCH_KERNELS must be one or two" ;;
+esac
 case "$clock" in
 wall) clock_args=() ;;
 icount) clock_args=(--icount) ;;
@@ -74,10 +86,18 @@ for opt in $(bash "$top/tools/kernel/bench-fragment.sh" --dropped); do
 done
 
 # The module, built for the module kernel from a copy of the sources, so the
-# work tree's rust_user_events.ko (the test kernel's) stays as it is.
-log "building rust_user_events.ko for ${kdir[module]}"
+# work tree's rust_user_events.ko (the test kernel's) stays as it is; with one
+# kernel, for the reference kernel, beside its user_events.
+if [ "$kernels" = two ]; then
+	module_kdir=${kdir[module]}
+	beside=0
+else
+	module_kdir=${kdir[upstream]}
+	beside=1
+fi
+log "building rust_user_events.ko for $module_kdir"
 bash "$top/tools/debian/stage-sources.sh" "$out/module"
-make -C "${kdir[module]}" M="$out/module" LLVM=-19 modules >"$out/module-build.log" 2>&1 ||
+make -C "$module_kdir" M="$out/module" LLVM=-19 RUE_BESIDE=$beside modules >"$out/module-build.log" 2>&1 ||
 	{ tail -30 "$out/module-build.log" >&2; die "the module did not build: $out/module-build.log"; }
 ko="$out/module/rust_user_events.ko"
 
@@ -95,34 +115,47 @@ install -m 0755 "$top/tools/testing/bench/guest.sh" "$out/guest/bench.sh"
 # The rounds, alternating kernels so both see the same slow drifts of the host.
 : >"$out/rounds.tsv"
 : >"$out/info.tsv"
+# One boot: SIDE is module or upstream (their own kernels) or both (BENCH_KERNELS
+# one: the reference kernel with the module beside its user_events, SIDES the
+# order to measure them in). Appends the round's case and info lines.
+boot() {
+	local r=$1 side=$2 sides=${3:-} vmlog provider kd
+	local args=()
+	vmlog="$out/logs/round$r-$side.log"
+	case "$side" in
+	module) args=(--module "$ko"); provider=module; kd=${kdir[module]} ;;
+	upstream) args=(--no-module); provider=builtin; kd=${kdir[upstream]} ;;
+	both) args=(--module "$ko"); provider=both; kd=${kdir[upstream]} ;;
+	esac
+	log "round $r of $rounds: $side kernel${sides:+ ($sides)}"
+	t=$(date +%s)
+	if ! bash "$top/tools/vm/run.sh" "${clock_args[@]}" --kdir "$kd" "${args[@]}" \
+		--add "$out/guest" --log "$vmlog" --timeout 1800 \
+		-- "rue-run bench sh /rue/bench.sh $n $runs $sides" >"$vmlog.checked" 2>&1; then
+		cat "$vmlog.checked" >&2
+		die "round $r on the $side kernel failed; its console log: $vmlog"
+	fi
+	# Not grep -q: it would stop reading, and tr's SIGPIPE would fail the pipeline
+	# (pipefail) whenever the log outgrows the pipe's buffer.
+	tr -d '\r' <"$vmlog" | grep -x "info provider $provider" >/dev/null ||
+		die "round $r: user_events was not provided by the $provider ($vmlog)"
+	# Lines before any "side" line are the kernel's own side.
+	tr -d '\r' <"$vmlog" | awk -v r="$r" -v s="$side" -v OFS='\t' \
+		'$1 == "side" { s = $2 } $1 == "case" && NF >= 3 { print r, s, $2, $3 }' >>"$out/rounds.tsv"
+	tr -d '\r' <"$vmlog" | awk -v r="$r" -v s="$side" -v OFS='\t' \
+		'$1 == "side" { s = $2 } $1 == "info" && $2 != "provider" { $1 = r OFS s; print }' >>"$out/info.tsv"
+	log "round $r of $rounds: $side kernel: $(($(date +%s) - t)) s"
+}
+
 for r in $(seq 1 "$rounds"); do
-	for side in module upstream; do
-		vmlog="$out/logs/round$r-$side.log"
-		if [ "$side" = module ]; then
-			args=(--module "$ko")
-			provider=module
-		else
-			args=(--no-module)
-			provider=builtin
-		fi
-		log "round $r of $rounds: $side kernel"
-		t=$(date +%s)
-		if ! bash "$top/tools/vm/run.sh" "${clock_args[@]}" --kdir "${kdir[$side]}" "${args[@]}" \
-			--add "$out/guest" --log "$vmlog" --timeout 1800 \
-			-- "rue-run bench sh /rue/bench.sh $n $runs" >"$vmlog.checked" 2>&1; then
-			cat "$vmlog.checked" >&2
-			die "round $r on the $side kernel failed; its console log: $vmlog"
-		fi
-		# Not grep -q: it would stop reading, and tr's SIGPIPE would fail the pipeline
-		# (pipefail) whenever the log outgrows the pipe's buffer.
-		tr -d '\r' <"$vmlog" | grep -x "info provider $provider" >/dev/null ||
-			die "round $r: user_events was not provided by the $provider ($vmlog)"
-		tr -d '\r' <"$vmlog" | awk -v r="$r" -v s="$side" -v OFS='\t' \
-			'$1 == "case" && NF >= 3 { print r, s, $2, $3 }' >>"$out/rounds.tsv"
-		tr -d '\r' <"$vmlog" | awk -v r="$r" -v s="$side" -v OFS='\t' \
-			'$1 == "info" && $2 != "provider" { $1 = r OFS s; print }' >>"$out/info.tsv"
-		log "round $r of $rounds: $side kernel: $(($(date +%s) - t)) s"
-	done
+	if [ "$kernels" = two ]; then
+		boot "$r" module
+		boot "$r" upstream
+	elif [ $((r % 2)) -eq 1 ]; then
+		boot "$r" both module,upstream
+	else
+		boot "$r" both upstream,module
+	fi
 done
 
 # The program's runs per write made, of every BPF round: upstream never runs it.
@@ -132,12 +165,18 @@ bpf_runs() {
 }
 {
 	echo "make bench, $(date -u +%F), $(git -C "$top" describe --always --dirty 2>/dev/null || echo '(no git)'):" \
-		"$rounds rounds per kernel, alternating; write cases $runs runs of $n calls, the median per round"
+		"$rounds rounds$([ "$kernels" = two ] && echo ' per kernel, alternating' || echo ' of one boot each');" \
+		"write cases $runs runs of $n calls, the median per round"
 	echo "host: $(nproc) CPUs, $(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1);" \
 		"guests: $(qemu-system-x86_64 --version | head -1 | sed 's/ (.*//'), TCG, 2 vCPUs, 2 GiB;" \
 		"clock: $clock$([ "$clock" = wall ] || echo ' (1 ns per guest instruction, one CPU thread)')"
-	echo "module kernel:   ${kdir[module]} + rust_user_events.ko"
-	echo "upstream kernel: ${kdir[upstream]} (CONFIG_USER_EVENTS=y)"
+	if [ "$kernels" = two ]; then
+		echo "module kernel:   ${kdir[module]} + rust_user_events.ko"
+		echo "upstream kernel: ${kdir[upstream]} (CONFIG_USER_EVENTS=y)"
+	else
+		echo "one kernel: ${kdir[upstream]} (CONFIG_USER_EVENTS=y) + rust_user_events.ko built beside it" \
+			"(RUE_BESIDE=1), both measured in every boot, the order alternating by round"
+	fi
 	echo "BPF program runs: module $(bpf_runs module), upstream $(bpf_runs upstream)"
 	echo "times: median over rounds; module/upstream: median of the per-round ratios; spread: their lowest-highest"
 } >"$out/meta.txt"

@@ -22,7 +22,6 @@
 #include "../selftests/rust_user_events/rue_helpers.h"
 
 #define TRACEFS "/sys/kernel/tracing/"
-#define EVENTS_DIR TRACEFS "events/user_events/"
 #define MAX_RUNS 64
 
 static inline double now_ns(void)
@@ -45,6 +44,17 @@ static inline void fail(const char *what)
 	exit(1);
 }
 
+/* The provider's file @name (user_events_data, user_events_status), as a path. */
+static inline const char *provider_file(const char *name)
+{
+	static char path[2][128];
+	static int next;
+	char *p = path[next++ % 2];
+
+	snprintf(p, sizeof(path[0]), TRACEFS "%s%s", rue_prefix(), name);
+	return p;
+}
+
 /* Enables ("1") or disables ("0") the user event @name in ftrace. */
 static inline void set_enable(const char *name, const char *val)
 {
@@ -57,7 +67,7 @@ static inline int event_id(const char *name)
 {
 	char path[256], buf[32];
 
-	snprintf(path, sizeof(path), EVENTS_DIR "%s/id", name);
+	snprintf(path, sizeof(path), TRACEFS "events/%suser_events/%s/id", rue_prefix(), name);
 	if (read_file(path, buf, sizeof(buf)) <= 0)
 		die(path);
 	return atoi(buf);

@@ -56,7 +56,7 @@ static long events_named(const char *name)
 	int prefix = len && name[len - 1] == '_';
 	long count = 0;
 
-	if (read_file(TRACEFS "user_events_status", buf, sizeof(buf)) < 0)
+	if (read_file(provider_file("user_events_status"), buf, sizeof(buf)) < 0)
 		die("user_events_status");
 	for (char *line = buf, *end; *line && *line != '\n'; line = end + 1) {
 		end = strchr(line, '\n');
@@ -107,7 +107,7 @@ static __u32 *words(long n)
 
 static int open_data(void)
 {
-	int fd = open(TRACEFS "user_events_data", O_RDWR);
+	int fd = open(provider_file("user_events_data"), O_RDWR);
 
 	if (fd < 0)
 		die("user_events_data");

@@ -37,7 +37,14 @@
  * needs sub-buffers that hold a 4 KiB record: tools/testing/bench/guest.sh
  * sets 8 KiB).
  *
- * Usage: write_bench [-n N] [-r RUNS] [CASE...]
+ * With -P (make bench's shared mode: the kernel's own user_events and the
+ * module built beside it, rue_-prefixed), every run of a case is made on both,
+ * one right after the other (the module first in even passes, upstream first
+ * in odd ones), and each side's lines follow a line "side module" or "side
+ * upstream": the two measurements of a pair are a few milliseconds apart, so a
+ * host whose speed drifts moves both alike.
+ *
+ * Usage: write_bench [-P] [-n N] [-r RUNS] [CASE...]
  *   CASE selects the cases whose names start with it; default every case.
  */
 #define _GNU_SOURCE
@@ -63,13 +70,28 @@
 static long n = 20000;
 static int runs = 5;
 
-static int data_fd, null_fd, marker_fd;
-static int idx_main, idx_ep, idx_off;
-/* Enable words: bit 31, as .NET and the kernel's samples use. */
-static __u32 word_main, word_ep, word_off;
+#define MAX_CASES 40
+
+static int null_fd, marker_fd;
 static char payload[MAX_PAYLOAD];
-/* BPF program runs and the writes they ran for, over every run. */
-static unsigned long long bpf_runs, bpf_writes;
+
+/* An implementation of the ABI, with this program's descriptor and events on it. */
+struct provider {
+	const char *name;		/* module or upstream, with -P */
+	const char *prefix;		/* RUE_BENCH_PREFIX while measuring it, or NULL */
+	int data_fd;
+	int idx_main, idx_ep, idx_off;
+	/* Enable words: bit 31, as .NET and the kernel's samples use. */
+	__u32 word_main, word_ep, word_off;
+	/* BPF program runs and the writes they ran for, over every run. */
+	unsigned long long bpf_runs, bpf_writes;
+	double v[MAX_CASES][MAX_RUNS];	/* ns per call, by case and run */
+};
+
+static struct provider providers[2];
+static int nproviders = 1;
+/* The provider measured now. */
+static struct provider *P = &providers[0];
 
 /* A perf event's ring, read by this process. */
 struct ring {
@@ -94,7 +116,6 @@ struct bench_case {
 	size_t size;			/* payload bytes */
 	int on;				/* tracing_on; writers: how many */
 	const char *kind;		/* writers: null, marker or ftrace */
-	double v[MAX_RUNS];
 };
 
 static void pin(int cpu)
@@ -153,10 +174,10 @@ static double measure(const struct loop *l)
 	return time_loop(l, n);
 }
 
-/* Sets @l up for writev() of [@idx][@size bytes] to data_fd. */
+/* Sets @l up for writev() of [@idx][@size bytes] to P->data_fd. */
 static void event_loop(struct loop *l, int idx, size_t size)
 {
-	*l = (struct loop){ .fd = data_fd, .idx = idx, .iovcnt = 2, .want = 4 + size };
+	*l = (struct loop){ .fd = P->data_fd, .idx = idx, .iovcnt = 2, .want = 4 + size };
 	l->iov[0] = (struct iovec){ &l->idx, sizeof(l->idx) };
 	l->iov[1] = (struct iovec){ payload, size };
 }
@@ -228,7 +249,7 @@ static double case_ftrace(const struct bench_case *c, int first)
 	struct loop l;
 	double ns;
 
-	event_loop(&l, idx_main, c->size);
+	event_loop(&l, P->idx_main, c->size);
 	set_enable(EVENT, "1");
 	tracing_on(c->on);
 	if (first && c->on)
@@ -254,7 +275,7 @@ static double case_eventpipe(const struct bench_case *c, int first)
 	static __u8 ext_activity[17] = { 2 };
 	static __u32 ext_loc, payload_loc;
 	const __u32 ext_len = sizeof(ext_meta) + sizeof(ext_activity), payload_len = 64;
-	struct loop l = { .fd = data_fd, .idx = idx_ep, .iovcnt = 8 };
+	struct loop l = { .fd = P->data_fd, .idx = P->idx_ep, .iovcnt = 8 };
 	double ns;
 
 	/* Fields: version @0, event_id @1, extension loc @3, payload loc @7, data @11. */
@@ -305,7 +326,7 @@ static double case_perf_read(const struct bench_case *c, int first)
 	int fd;
 
 	(void)first;
-	event_loop(&l, idx_main, c->size);
+	event_loop(&l, P->idx_main, c->size);
 	l.ring = &ring;
 	fd = perf_open_self();
 	ring.page = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
@@ -338,7 +359,7 @@ static double case_perf_overwrite(const struct bench_case *c, int first)
 	double ns;
 	int fd;
 
-	event_loop(&l, idx_main, c->size);
+	event_loop(&l, P->idx_main, c->size);
 	fd = perf_open_self();
 	/* Read-only: the kernel overwrites the oldest samples, the ring never fills. */
 	page = mmap(NULL, len, PROT_READ, MAP_SHARED, fd, 0);
@@ -389,7 +410,7 @@ static double case_bpf(const struct bench_case *c, int first)
 	double ns;
 
 	(void)first;
-	event_loop(&l, idx_main, c->size);
+	event_loop(&l, P->idx_main, c->size);
 	map_fd = rue_bpf_array_map(1);
 	if (map_fd < 0)
 		die("BPF_MAP_CREATE");
@@ -401,8 +422,8 @@ static double case_bpf(const struct bench_case *c, int first)
 	count = rue_bpf_map_get(map_fd, 0);
 	if (count == ~0ULL)
 		die("BPF_MAP_LOOKUP_ELEM");
-	bpf_runs += count;
-	bpf_writes += calls_per_run();
+	P->bpf_runs += count;
+	P->bpf_writes += calls_per_run();
 	close(fd);
 	close(prog_fd);
 	close(map_fd);
@@ -417,11 +438,11 @@ static double case_disabled_check(const struct bench_case *c, int first)
 	double t0, ns;
 
 	(void)first;
-	event_loop(&l, idx_off, c->size);
+	event_loop(&l, P->idx_off, c->size);
 	for (int timed = 0; timed < 2; timed++) {
 		t0 = now_ns();
 		for (long i = 0; i < count; i++)
-			if (__atomic_load_n(&word_off, __ATOMIC_RELAXED) & (1u << EN_BIT))
+			if (__atomic_load_n(&P->word_off, __ATOMIC_RELAXED) & (1u << EN_BIT))
 				made += call(&l) > 0;
 		ns = (now_ns() - t0) / count;
 	}
@@ -435,7 +456,7 @@ static double case_errno(const struct bench_case *c, int first)
 	struct loop l;
 
 	(void)first;
-	event_loop(&l, c->on == EBADF ? idx_off : 1000, c->size);
+	event_loop(&l, c->on == EBADF ? P->idx_off : 1000, c->size);
 	l.want = -c->on;
 	return measure(&l);
 }
@@ -454,7 +475,7 @@ static double writer(const struct bench_case *c, int cpu, int *ready, int *go)
 	} else if (!strcmp(c->kind, "marker")) {
 		l.fd = open(TRACEFS "trace_marker", O_WRONLY);
 	} else {
-		int fd = open(TRACEFS "user_events_data", O_RDWR);
+		int fd = open(provider_file("user_events_data"), O_RDWR);
 
 		idx = rue_reg(fd, EVENT " char[16] f", &word, EN_BIT);
 		if (idx < 0)
@@ -514,7 +535,6 @@ static double case_writers(const struct bench_case *c, int first)
 	return ns;
 }
 
-#define MAX_CASES 40
 static struct bench_case cases[MAX_CASES];
 static int ncases;
 
@@ -570,12 +590,45 @@ static int wanted(const char *name, char **selected, int nselected)
 	return 0;
 }
 
+/* Makes @p the provider measured: the helpers find its files and events. */
+static void use_provider(struct provider *p)
+{
+	P = p;
+	if (p->prefix)
+		setenv("RUE_BENCH_PREFIX", p->prefix, 1);
+	else
+		unsetenv("RUE_BENCH_PREFIX");
+}
+
+/* Opens @p's data file and registers this program's events there. */
+static void set_up(struct provider *p)
+{
+	use_provider(p);
+	p->data_fd = open(provider_file("user_events_data"), O_RDWR);
+	if (p->data_fd < 0)
+		die("write_bench: open user_events_data");
+	p->idx_main = rue_reg(p->data_fd, EVENT " char[16] f", &p->word_main, EN_BIT);
+	p->idx_ep = rue_reg(p->data_fd, EVENT_EP " u8 version; u16 event_id; "
+			    "__rel_loc u8[] extension; __rel_loc u8[] payload", &p->word_ep, EN_BIT);
+	p->idx_off = rue_reg(p->data_fd, EVENT_OFF " char[16] f", &p->word_off, EN_BIT);
+	if (p->idx_main < 0 || p->idx_ep < 0 || p->idx_off < 0) {
+		errno = -(p->idx_main < 0 ? p->idx_main : p->idx_ep < 0 ? p->idx_ep : p->idx_off);
+		die("write_bench: DIAG_IOCSREG");
+	}
+}
+
 int main(int argc, char **argv)
 {
 	int opt;
 
-	while ((opt = getopt(argc, argv, "n:r:")) != -1) {
+	providers[0].prefix = getenv("RUE_BENCH_PREFIX");
+	while ((opt = getopt(argc, argv, "Pn:r:")) != -1) {
 		switch (opt) {
+		case 'P':
+			nproviders = 2;
+			providers[0] = (struct provider){ .name = "module", .prefix = "rue_" };
+			providers[1] = (struct provider){ .name = "upstream" };
+			break;
 		case 'n':
 			n = atol(optarg);
 			break;
@@ -583,7 +636,7 @@ int main(int argc, char **argv)
 			runs = atoi(optarg);
 			break;
 		default:
-			fprintf(stderr, "usage: write_bench [-n N] [-r RUNS] [CASE...]\n");
+			fprintf(stderr, "usage: write_bench [-P] [-n N] [-r RUNS] [CASE...]\n");
 			return 2;
 		}
 	}
@@ -593,31 +646,37 @@ int main(int argc, char **argv)
 		payload[i] = 'a' + i % 26;
 
 	pin(0);
-	data_fd = open(TRACEFS "user_events_data", O_RDWR);
 	null_fd = open("/dev/null", O_WRONLY);
 	marker_fd = open(TRACEFS "trace_marker", O_WRONLY);
-	if (data_fd < 0 || null_fd < 0 || marker_fd < 0)
+	if (null_fd < 0 || marker_fd < 0)
 		die("write_bench: open");
-	idx_main = rue_reg(data_fd, EVENT " char[16] f", &word_main, EN_BIT);
-	idx_ep = rue_reg(data_fd, EVENT_EP " u8 version; u16 event_id; "
-			   "__rel_loc u8[] extension; __rel_loc u8[] payload", &word_ep, EN_BIT);
-	idx_off = rue_reg(data_fd, EVENT_OFF " char[16] f", &word_off, EN_BIT);
-	if (idx_main < 0 || idx_ep < 0 || idx_off < 0) {
-		errno = -(idx_main < 0 ? idx_main : idx_ep < 0 ? idx_ep : idx_off);
-		die("write_bench: DIAG_IOCSREG");
-	}
+	for (int k = 0; k < nproviders; k++)
+		set_up(&providers[k]);
 	tracing_on(1);
 
 	add_cases();
 	for (int r = 0; r < runs; r++)
+		for (int i = 0; i < ncases; i++) {
+			if (!wanted(cases[i].name, argv + optind, argc - optind))
+				continue;
+			for (int k = 0; k < nproviders; k++) {
+				struct provider *p = &providers[(k + r) % nproviders];
+
+				use_provider(p);
+				p->v[i][r] = cases[i].run(&cases[i], r == 0);
+			}
+		}
+	for (int k = 0; k < nproviders; k++) {
+		struct provider *p = &providers[k];
+
+		if (p->name)
+			printf("side %s\n", p->name);
 		for (int i = 0; i < ncases; i++)
 			if (wanted(cases[i].name, argv + optind, argc - optind))
-				cases[i].v[r] = cases[i].run(&cases[i], r == 0);
-	for (int i = 0; i < ncases; i++)
-		if (wanted(cases[i].name, argv + optind, argc - optind))
-			report(cases[i].name, cases[i].v, runs);
-	if (bpf_writes)
-		printf("info bpf_runs %llu %llu\n", bpf_runs, bpf_writes);
+				report(cases[i].name, p->v[i], runs);
+		if (p->bpf_writes)
+			printf("info bpf_runs %llu %llu\n", p->bpf_runs, p->bpf_writes);
+	}
 	/* The records are not needed: empty the buffer for whatever runs next. */
 	write_file(TRACEFS "trace", "");
 	return 0;

@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <stdint.h>
 #include <string.h>
 #include <sys/ioctl.h>
@@ -144,13 +145,26 @@ static inline ssize_t rue_emit(int data, int index, const void *payload, size_t 
 	return n < 0 ? -errno : n;
 }
 
+/*
+ * "" for upstream's file and system names; with RUE_BENCH_PREFIX set (make
+ * bench's shared mode), that prefix, which a module built to load beside the
+ * kernel's own user_events puts before its names (src/names.rs).
+ */
+static inline const char *rue_prefix(void)
+{
+	const char *prefix = getenv("RUE_BENCH_PREFIX");
+
+	return prefix ? prefix : "";
+}
+
 /* Enables ("1") or disables ("0") the user event @event in ftrace; 0, -errno or -EIO. */
 static inline int rue_set_enable(const char *event, const char *val)
 {
 	char path[256];
 	int fd, ok;
 
-	snprintf(path, sizeof(path), RUE_TRACEFS "events/user_events/%s/enable", event);
+	snprintf(path, sizeof(path), RUE_TRACEFS "events/%suser_events/%s/enable", rue_prefix(),
+		 event);
 	fd = open(path, O_WRONLY);
 	if (fd < 0)
 		return -errno;
