@@ -34,6 +34,7 @@ impl KBuf {
     }
 
     /// Appends raw bytes.
+    #[inline]
     pub(crate) fn push_bytes(&mut self, bytes: &[u8]) -> Result {
         extend(&mut self.bytes, bytes)
     }
@@ -45,6 +46,7 @@ impl KBuf {
 }
 
 impl fmt::Write for KBuf {
+    #[inline]
     fn write_str(&mut self, s: &str) -> fmt::Result {
         self.push_bytes(s.as_bytes()).map_err(|_| fmt::Error)
     }
@@ -52,6 +54,7 @@ impl fmt::Write for KBuf {
 
 /// `vec.extend_from_slice(bytes)` in one copy, where the kernel crate's copies byte by byte (a
 /// loop of a few instructions per byte in every new event's strings and print format).
+#[inline]
 pub(crate) fn extend(vec: &mut KVec<u8>, bytes: &[u8]) -> Result {
     vec.reserve(bytes.len(), GFP_KERNEL)?;
     let spare = &mut vec.spare_capacity_mut()[..bytes.len()];
