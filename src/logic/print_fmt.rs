@@ -41,6 +41,8 @@ pub(crate) fn dyn_string_func(ty: &str) -> Option<&'static str> {
 /// Writes the print format of an event whose fields are `(type, name)` in declaration order.
 ///
 /// `"` + `name=spec` joined by spaces + `"`, then `, arg` per field; `""` without fields.
+/// Written piece by piece with `write_str`, not `write!`: every new event pays for this, and
+/// the formatting machinery cost more than the pieces.
 pub(crate) fn write_print_fmt<'a, W, I>(out: &mut W, fields: I) -> fmt::Result
 where
     W: Write + ?Sized,
@@ -51,13 +53,24 @@ where
         if i != 0 {
             out.write_char(' ')?;
         }
-        write!(out, "{name}={}", user_field_format(ty))?;
+        out.write_str(name)?;
+        out.write_char('=')?;
+        out.write_str(user_field_format(ty))?;
     }
     out.write_char('"')?;
     for (ty, name) in fields {
         match dyn_string_func(ty) {
-            Some(func) => write!(out, ", {func}({name})")?,
-            None => write!(out, ", REC->{name}")?,
+            Some(func) => {
+                out.write_str(", ")?;
+                out.write_str(func)?;
+                out.write_char('(')?;
+                out.write_str(name)?;
+                out.write_char(')')?;
+            }
+            None => {
+                out.write_str(", REC->")?;
+                out.write_str(name)?;
+            }
         }
     }
     Ok(())
