@@ -207,6 +207,51 @@ impl core::ops::Deref for UserString {
     }
 }
 
+/// Bytes of a name that [`read_name`] copies onto the stack.
+const NAME_ON_STACK: usize = 128;
+
+/// A registration's or deletion's name: on the stack when it is short, as nearly every name is;
+/// otherwise `strndup_user`'s allocation. It derefs to the bytes before the NUL.
+enum UserName {
+    /// The first `.1` bytes of `.0`.
+    Stack([u8; NAME_ON_STACK], usize),
+    /// A longer name.
+    Heap(UserString),
+}
+
+impl core::ops::Deref for UserName {
+    type Target = [u8];
+
+    fn deref(&self) -> &[u8] {
+        match self {
+            Self::Stack(bytes, len) => bytes.get(..*len).unwrap_or(&[]),
+            Self::Heap(name) => name,
+        }
+    }
+}
+
+/// Copies the NUL-terminated user string at `addr` as [`strndup_user`] does, with its errnos
+/// (`EFAULT`, `EINVAL` past 511 bytes), but onto the stack when it is shorter than
+/// [`NAME_ON_STACK`]: a REG then allocates and frees nothing for its name.
+fn read_name(addr: u64) -> Result<UserName> {
+    let mut bytes = [0u8; NAME_ON_STACK];
+    // SAFETY: `bytes` is writable for `NAME_ON_STACK` bytes; `strncpy_from_user` checks the user
+    // range itself and copies at most that many bytes, stopping after a NUL.
+    let copied = unsafe {
+        bindings::strncpy_from_user(
+            bytes.as_mut_ptr().cast(),
+            addr as usize as *const c_char,
+            NAME_ON_STACK as isize,
+        )
+    };
+    // As `strndup_user`, whose `strnlen_user` reads as far: `EFAULT` for memory it cannot read.
+    let len = usize::try_from(copied).map_err(|_| EFAULT)?;
+    if len < NAME_ON_STACK {
+        return Ok(UserName::Stack(bytes, len));
+    }
+    Ok(UserName::Heap(strndup_user(addr)?))
+}
+
 /// Copies a NUL-terminated user string of at most 511 bytes (`strndup_user(…, 512)`).
 fn strndup_user(addr: u64) -> Result<UserString> {
     // SAFETY: `strndup_user` validates the user pointer itself.
@@ -327,7 +372,7 @@ impl FileInfo {
         // the whole ioctl: two threads registering the same word cannot both pass the check.
         let _reg = self.group.reg_mutex.lock();
         let nodes = scope.reserve(&mut Held::lock(), enable_addr, enable_bit)?;
-        let name = strndup_user(name_args)?;
+        let name = read_name(name_args)?;
         // Upstream accepts any bytes in a name; this module needs UTF-8 (deviations.md).
         let name = core::str::from_utf8(&name).map_err(|_| EINVAL)?;
 
@@ -358,7 +403,7 @@ impl FileInfo {
 
     /// `DIAG_IOCSDEL` (upstream `user_events_ioctl_del`).
     fn del(&self, arg: usize) -> Result {
-        let name = strndup_user(arg as u64)?;
+        let name = read_name(arg as u64)?;
         let name = core::str::from_utf8(&name).map_err(|_| ENOENT)?;
         let _reg = self.group.reg_mutex.lock();
         self.group.delete(name)

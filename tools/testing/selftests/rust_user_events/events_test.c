@@ -133,6 +133,44 @@ TEST_F(ev, reg_field_errnos)
 	EXPECT_EQ(-EINVAL, reg_event(self->fd, "__rue_a struct x a 2147483648", c, 4, 0, 0, NULL));
 }
 
+/*
+ * A name shorter than 128 bytes is copied onto the stack, a longer one into an
+ * allocation (strndup_user): both register, at every length up to the limit of
+ * 511 bytes; 512 is EINVAL; a name that runs into unreadable memory is EFAULT
+ * on either side of 128.
+ */
+TEST_F(ev, reg_names_of_every_length_up_to_the_limit)
+{
+	static const int lens[] = { 20, 126, 127, 128, 129, 300, 511 };
+	long page = sysconf(_SC_PAGESIZE);
+	char name[600], *pages;
+	__u32 words[8] = {};
+
+	for (size_t i = 0; i < sizeof(lens) / sizeof(lens[0]); i++) {
+		int n = snprintf(name, sizeof(name), "__rue_nl%d u32 ", lens[i]);
+
+		memset(name + n, 'f', lens[i] - n);
+		name[lens[i]] = '\0';
+		ASSERT_EQ(lens[i], strlen(name));
+		EXPECT_EQ(0, reg_event(self->fd, name, &words[i], 4, 0, 0, NULL)) TH_LOG("length %d", lens[i]);
+	}
+	memset(name, 'a', 512);
+	name[512] = '\0';
+	EXPECT_EQ(-EINVAL, reg_event(self->fd, name, &words[7], 4, 0, 0, NULL));
+
+	pages = mmap(NULL, 2 * page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, pages);
+	ASSERT_EQ(0, mprotect(pages + page, page, PROT_NONE));
+	memset(pages, 'b', page);
+	EXPECT_EQ(-EFAULT, reg_event(self->fd, pages + page - 100, &words[7], 4, 0, 0, NULL));
+	EXPECT_EQ(-EFAULT, reg_event(self->fd, pages + page - 200, &words[7], 4, 0, 0, NULL));
+	EXPECT_EQ(-EFAULT, del_event(self->fd, pages + page - 100));
+	EXPECT_EQ(-EFAULT, del_event(self->fd, pages + page - 200));
+	munmap(pages, 2 * page);
+	for (size_t i = 0; i < sizeof(lens) / sizeof(lens[0]); i++)
+		EXPECT_EQ(0, unreg_event(self->fd, &words[i], 0));
+}
+
 TEST_F(ev, same_addr_bit_and_different_fields_give_eaddrinuse)
 {
 	__u32 idx = 99;
