@@ -385,9 +385,8 @@ unsafe fn ftrace_emit<E>(
 /// export of events registered, what they add is the record's header and the per-CPU
 /// "save this task's name" flag, which [`direct_emit`] writes itself: five calls into the
 /// tracing core fewer per record (Documentation/performance.md). The flags are a hint read
-/// without locks, as
-/// the core reads them: a filter attached while a write runs may miss that write, as with the
-/// core's own path.
+/// without locks, as the core reads them: a filter attached while a write runs may miss that
+/// write, as with the core's own path.
 ///
 /// # Safety
 ///
@@ -419,7 +418,8 @@ unsafe fn direct_buffer(
             core::ptr::addr_of!((*exports).enabled.counter).read_volatile(),
         )
     };
-    if printk > 0 || exports > 0 {
+    // Not zero: on, or being turned on (-1 while its jump labels are patched).
+    if printk != 0 || exports != 0 {
         return None;
     }
     // SAFETY: A live file's instance outlives it; its options are read once.

@@ -149,8 +149,8 @@ impl Symbols {
         ] {
             // SAFETY: `key` is the address of a static `static_key`; its count is read once.
             let enabled = unsafe { (*key.as_ptr()).enabled.counter };
-            // A static key's count is never negative but while it is being initialised.
-            if enabled < 0 {
+            // A static key's count is never below -1, its value while it is being turned on.
+            if enabled < -1 {
                 pr_err!("{what} is not a static key\n");
                 return Err(ENOEXEC);
             }

@@ -377,8 +377,8 @@ impl WriteIndex {
 ///
 /// Upstream's `copy_from_iter`, but on x86-64 an index in the iterator's current segment (a
 /// `write(2)` buffer, or the first iovec of a `writev(2)`: clients give the index an iovec of
-/// its own) is read with one `get_user()` and the iterator left where it is until a write that
-/// records goes on to the payload ([`WriteIndex::consume`]): no C call but the read, where
+/// its own) is read with one `get_user()` and the iterator left where it is until the write goes
+/// on to its payload ([`WriteIndex::consume`]): no C call but the read, where
 /// `copy_from_iter` took 5 % of an enabled write under emulation (performance.md, "Where the
 /// time goes"), and nothing more for a write that fails its checks (`ENOENT`, `EBADF`). A fault
 /// is `EFAULT` either way.
