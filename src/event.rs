@@ -88,7 +88,8 @@ pub(crate) struct UserEvent {
     /// NUL-terminated strings: registered name, tracepoint name, print fmt, field types and names.
     ///
     /// Written only by [`UserEvent::new`], from `&str`s: every range of it that the event keeps
-    /// (`reg_name`, `tp_name`, `print_fmt` and the fields') is UTF-8, which [`str_in`] relies on.
+    /// (`reg_name`, `tp_name`, `print_fmt` and the fields') is UTF-8, which
+    /// [`UserEvent::str_at`] relies on.
     strings: KVec<u8>,
     reg_name: Range<usize>,
     tp_name: Range<usize>,
