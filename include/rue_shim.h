@@ -3,7 +3,9 @@
  * C shim of rust_user_events: one-line wrappers for static inlines and macros
  * that bindgen cannot see, and the C side of the load-time layout check.
  * No logic lives here but rue_trace_entry_now(), the body of a function the
- * kernel does not export, written with the same inlines.
+ * kernel does not export, written with the same inlines, and
+ * rue_copy_from_user_nofault(), a user copy in one user access section, which
+ * only C can open (unsafe_get_user() and its exception table entries).
  */
 #ifndef RUE_SHIM_H
 #define RUE_SHIM_H
@@ -43,6 +45,7 @@ struct trace_entry;
 enum {
 	RUE_TASK_MM = offsetof(struct task_struct, mm),
 	RUE_TASK_PAGEFAULT_DISABLED = offsetof(struct task_struct, pagefault_disabled),
+	RUE_TASK_PERF_RECURSION = offsetof(struct task_struct, perf_recursion),
 };
 
 /* One `offsetof`/`sizeof` fact as C computes it; see src/layout.rs. */
@@ -114,10 +117,19 @@ void rue_page_change_bit(struct page *page, unsigned long offset, unsigned int b
 int rue_user_change_bit(u32 __user *uaddr, u32 mask, bool set);
 
 /*
- * perf_trace_buf_alloc(), and on success perf_fetch_caller_regs() into the
- * register buffer it handed out.
+ * Copies @len bytes from user address @src to @dst, in a section the caller
+ * runs with page faults disabled (or in which it may sleep); returns 0, or
+ * not 0 if not every byte could be read (then @dst holds some of them). Up to
+ * RUE_COPY_WORDS_MAX bytes are read a word at a time in one user access
+ * section (the last word overlapping the one before, as memcpy() copies short
+ * lengths); a longer copy is the non-temporal one copy_from_iter_nocache()
+ * makes of each segment.
  */
-void *rue_perf_trace_buf_alloc(int size, struct pt_regs **regs, int *rctxp);
+#define RUE_COPY_WORDS_MAX 64
+size_t rue_copy_from_user_nofault(void *dst, const void __user *src, size_t len);
+
+/* perf_fetch_caller_regs(). */
+void rue_perf_fetch_caller_regs(struct pt_regs *regs);
 
 /* iov_iter_count(); trace_handle_return(). */
 size_t rue_iov_iter_count(const struct iov_iter *iter);

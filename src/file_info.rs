@@ -428,6 +428,7 @@ impl FileInfo {
     /// `write(2)`/`writev(2)`: `[s32 write_index][payload]` (upstream `user_events_write_core`).
     ///
     /// Returns the full length, index included.
+    #[inline(always)]
     pub(crate) fn write(&self, iov: &mut IovIterSource<'_>) -> Result<usize> {
         let total = iov.len();
         let index = write::read_index(iov)?;

@@ -48,7 +48,7 @@ macro_rules! constant {
 }
 
 /// The Rust side of the check, in the order of `rue_layout_c`.
-fn rust_layout() -> [Fact; 25] {
+fn rust_layout() -> [Fact; 26] {
     [
         size!(file),
         offset!(file, private_data),
@@ -73,6 +73,10 @@ fn rust_layout() -> [Fact; 25] {
         constant!(
             "task_struct.pagefault_disabled",
             bindings::RUE_TASK_PAGEFAULT_DISABLED
+        ),
+        constant!(
+            "task_struct.perf_recursion",
+            bindings::RUE_TASK_PERF_RECURSION
         ),
         // The module-local bindings' view of the tracing core's structures, which their layout
         // tests check against clang only: a GCC-built kernel is checked here.

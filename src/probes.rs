@@ -14,9 +14,10 @@ use crate::{
     event_mutex::Held,
     logic::trace_output::{self, TraceSeq},
     symbols::{Direct, Discard},
+    task,
     tracepoint::{self, Probe, ReadGuard},
 };
-use core::sync::atomic::{AtomicPtr, Ordering};
+use core::sync::atomic::{compiler_fence, AtomicPtr, Ordering};
 use core::{fmt, ptr::NonNull};
 use kernel::prelude::*;
 
@@ -219,15 +220,13 @@ pub(crate) unsafe extern "C" fn ftrace_probe(
 ) {
     // SAFETY: The caller passes a valid iterator.
     let count = unsafe { bindings::rue_iov_iter_count(iter) };
-    // SAFETY: As required by `ftrace_record`, guaranteed by the caller; the iterator is a kernel
-    // iterator over `count` validated bytes, so the copy is complete and cannot fault.
-    let _ = unsafe {
-        ftrace_emit(tpdata.cast(), count, |record| {
-            // SAFETY: `record` has room for `count` bytes after the header.
-            bindings::_copy_from_iter(record[8..].as_mut_ptr().cast(), count, iter);
-            Ok::<(), ()>(())
-        })
-    };
+    // SAFETY: As required by `ftrace_record`, guaranteed by the caller.
+    if let Some(mut record) = unsafe { FtraceRecord::reserve(tpdata.cast(), count) } {
+        // SAFETY: `record` has room for `count` bytes after the header; the iterator is a kernel
+        // iterator over `count` validated bytes, so the copy is complete and cannot fault.
+        unsafe { bindings::_copy_from_iter(record.payload().as_mut_ptr().cast(), count, iter) };
+        record.commit();
+    }
 }
 
 /// Records `payload` into the ring buffer of the ftrace instance `file` belongs to.
@@ -237,14 +236,13 @@ pub(crate) unsafe extern "C" fn ftrace_probe(
 /// Under the tracepoint read lock with preemption disabled; `file` the probe data registered
 /// by [`rue_rust_user_event_reg`] for ftrace; `payload` validated.
 pub(crate) unsafe fn ftrace_record(file: *mut bindings::trace_event_file, payload: &[u8]) {
-    // SAFETY: Guaranteed by the caller; `record` has room for the header and the payload.
-    let _ = unsafe {
-        ftrace_emit(file, payload.len(), |record| {
-            // `record` is writable for `8 + payload.len()` bytes.
-            copy_to_record(record[8..].as_mut_ptr(), payload);
-            Ok::<(), ()>(())
-        })
-    };
+    // SAFETY: Guaranteed by the caller.
+    if let Some(mut record) = unsafe { FtraceRecord::reserve(file, payload.len()) } {
+        // SAFETY: The payload's room is writable for `payload.len()` bytes, and is not
+        // `payload`.
+        unsafe { copy_to_record(record.payload().as_mut_ptr(), payload) };
+        record.commit();
+    }
 }
 
 /// What discarding a reserved ftrace record needs ([`Discard`]), published once at load: the
@@ -253,33 +251,17 @@ static DISCARD_BUFFERED: AtomicPtr<*mut bindings::ring_buffer_event> =
     AtomicPtr::new(core::ptr::null_mut());
 static DISCARD_BUFFERED_CNT: AtomicPtr<c_int> = AtomicPtr::new(core::ptr::null_mut());
 
-/// Lets [`ftrace_record_with`] discard records, with the resolved per-CPU variables.
+/// Lets [`FtraceRecord`]s be discarded, with the resolved per-CPU variables.
 pub(crate) fn enable_discard(discard: Discard) {
     DISCARD_BUFFERED_CNT.store(discard.buffered_cnt.as_ptr(), Ordering::Relaxed);
     DISCARD_BUFFERED.store(discard.buffered.as_ptr(), Ordering::Release);
 }
 
-/// Has `fill` write a payload of `count` bytes into a record reserved in the ring buffer of
-/// `file`'s instance, committed if `fill` succeeds and discarded unseen otherwise: the write
-/// path's way to record straight from the writer's memory, copying once, when one ftrace file
-/// is the only consumer recording.
-///
-/// `fill` gets the whole record, its `trace_entry` header already written. `None` if records
-/// cannot be discarded (see [`enable_discard`]); the caller then copies first.
-///
-/// # Safety
-///
-/// As [`ftrace_record`]; `fill` must write `count` bytes after the header or fail.
-pub(crate) unsafe fn ftrace_record_with<E>(
-    file: *mut bindings::trace_event_file,
-    count: usize,
-    fill: impl FnOnce(&mut [u8]) -> core::result::Result<(), E>,
-) -> Option<core::result::Result<(), E>> {
-    if DISCARD_BUFFERED.load(Ordering::Acquire).is_null() {
-        return None;
-    }
-    // SAFETY: Guaranteed by the caller.
-    Some(unsafe { ftrace_emit(file, count, fill) })
+/// True once reserved ftrace records can be discarded ([`enable_discard`]): the write path
+/// then copies a payload straight into one ([`FtraceRecord`]).
+#[inline(always)]
+pub(crate) fn can_discard() -> bool {
+    !DISCARD_BUFFERED.load(Ordering::Acquire).is_null()
 }
 
 /// Copies a validated payload into a consumer's record: a ring buffer entry, or perf's per-CPU
@@ -312,67 +294,144 @@ static PRINTK_KEY: AtomicPtr<bindings::static_key> = AtomicPtr::new(core::ptr::n
 static EXPORTS_KEY: AtomicPtr<bindings::static_key> = AtomicPtr::new(core::ptr::null_mut());
 static TASKINFO_SAVE: AtomicPtr<bool> = AtomicPtr::new(core::ptr::null_mut());
 
-/// Lets [`ftrace_emit`] take the direct path, with the resolved symbols.
+/// Lets [`FtraceRecord::reserve`] take the direct path, with the resolved symbols.
 pub(crate) fn enable_direct(direct: Direct) {
     PRINTK_KEY.store(direct.printk_key.as_ptr(), Ordering::Relaxed);
     EXPORTS_KEY.store(direct.exports_key.as_ptr(), Ordering::Relaxed);
     TASKINFO_SAVE.store(direct.taskinfo_save.as_ptr(), Ordering::Release);
 }
 
-/// Reserves `8 + count` bytes in the ring buffer of `file`'s instance, has `fill` write the
-/// record, and commits it; if `fill` fails, the record is discarded, never seen.
+/// A record reserved in the ring buffer of an ftrace file's instance, its `trace_entry` header
+/// written: committed by [`FtraceRecord::commit`], discarded unseen when dropped.
 ///
-/// # Safety
+/// # Invariants
 ///
-/// As [`ftrace_record`]; `fill` must write the `count` payload bytes after the header or fail,
-/// and may fail only after [`enable_discard`].
-#[inline(always)]
-unsafe fn ftrace_emit<E>(
-    file: *mut bindings::trace_event_file,
+/// `entry` is the reserved record, `8 + count` bytes, this CPU's until committed or discarded,
+/// in the section (tracepoint read side, preemption disabled) it was reserved in.
+pub(crate) struct FtraceRecord {
+    how: Reserved,
+    entry: *mut u8,
     count: usize,
-    fill: impl FnOnce(&mut [u8]) -> core::result::Result<(), E>,
-) -> core::result::Result<(), E> {
-    if file.is_null() {
-        return Ok(());
-    }
-    // SAFETY: `file` is the live ftrace file the probe was registered with.
-    let flags = unsafe { (*file).flags };
-    if flags & bindings::EVENT_FILE_FL_ENABLED as c_ulong == 0
+}
+
+/// How an [`FtraceRecord`] was reserved, which says how to commit or discard it.
+enum Reserved {
+    /// On the direct path: the ring buffer and the event reserved in it.
+    Direct(
+        *mut bindings::trace_buffer,
+        *mut bindings::ring_buffer_event,
+    ),
+    /// Through the tracing core's event layer.
+    Core(bindings::trace_event_buffer),
+}
+
+impl FtraceRecord {
+    /// Reserves a record of `count` payload bytes in the ring buffer of `file`'s instance, if
+    /// `file` records now (enabled, not soft-disabled, the buffer not full or recursing).
+    ///
+    /// # Safety
+    ///
+    /// As [`ftrace_record`]. The record is committed or dropped in the same section, and
+    /// dropped only after [`enable_discard`] ([`can_discard`]).
+    #[inline(always)]
+    pub(crate) unsafe fn reserve(
+        file: *mut bindings::trace_event_file,
+        count: usize,
+    ) -> Option<Self> {
+        if file.is_null() {
+            return None;
+        }
+        // SAFETY: `file` is the live ftrace file the probe was registered with.
+        let flags = unsafe { (*file).flags };
+        if flags & bindings::EVENT_FILE_FL_ENABLED as c_ulong == 0
+            // SAFETY: As above.
+            || unsafe { soft_disabled(file, flags) }
+        {
+            return None;
+        }
         // SAFETY: As above.
-        || unsafe { soft_disabled(file, flags) }
-    {
-        return Ok(());
-    }
-    // SAFETY: As above.
-    if let Some(buffer) = unsafe { direct_buffer(file, flags) } {
-        // SAFETY: As above; `direct_buffer` found the instance's buffer, and nothing that the
-        // event layer would do for this record.
-        return unsafe { direct_emit(file, buffer, count, fill) };
-    }
-    let mut fbuf = bindings::trace_event_buffer::default();
-    // SAFETY: `file` is live; `fbuf` is writable; the size includes the 8-byte header.
-    let entry = unsafe { bindings::trace_event_buffer_reserve(&mut fbuf, file, 8 + count) };
-    if entry.is_null() {
-        return Ok(());
-    }
-    // SAFETY: `entry` has room for `8 + count` bytes, reserved for this CPU until committed or
-    // discarded.
-    let record = unsafe { core::slice::from_raw_parts_mut(entry.cast::<u8>(), 8 + count) };
-    if let Err(e) = fill(record) {
-        // SAFETY: Reserved above and neither committed nor discarded; the per-CPU variables
-        // were published by `enable_discard` (the caller's guarantee), kernel-lifetime data.
-        unsafe {
-            bindings::rue_trace_event_discard(
-                &mut fbuf,
-                DISCARD_BUFFERED.load(Ordering::Acquire),
-                DISCARD_BUFFERED_CNT.load(Ordering::Relaxed),
-            )
+        let (how, entry) = match unsafe { direct_buffer(file, flags) } {
+            Some(buffer) => {
+                // SAFETY: As above; `direct_buffer` found the instance's buffer, and nothing
+                // that the event layer would do for this record.
+                let (event, entry) = unsafe { direct_reserve(file, buffer, count) }?;
+                (Reserved::Direct(buffer, event), entry)
+            }
+            None => {
+                let mut fbuf = bindings::trace_event_buffer::default();
+                // SAFETY: `file` is live; `fbuf` is writable; the size includes the header.
+                let entry =
+                    unsafe { bindings::trace_event_buffer_reserve(&mut fbuf, file, 8 + count) };
+                if entry.is_null() {
+                    return None;
+                }
+                (Reserved::Core(fbuf), entry.cast::<u8>())
+            }
         };
-        return Err(e);
+        // INVARIANT: Just reserved, `8 + count` bytes, in the caller's section.
+        Some(Self { how, entry, count })
     }
-    // SAFETY: Reserved above and filled.
-    unsafe { bindings::trace_event_buffer_commit(&mut fbuf) };
-    Ok(())
+
+    /// The whole record: the header and the payload's room.
+    #[inline(always)]
+    pub(crate) fn record(&mut self) -> &mut [u8] {
+        // SAFETY: `entry` holds `8 + count` bytes, ours until committed or discarded (type
+        // invariants), and borrowed through `self`.
+        unsafe { core::slice::from_raw_parts_mut(self.entry, 8 + self.count) }
+    }
+
+    /// The room for the payload, after the header.
+    #[inline(always)]
+    fn payload(&mut self) -> &mut [u8] {
+        &mut self.record()[8..]
+    }
+
+    /// Commits the record, its payload written.
+    #[inline(always)]
+    pub(crate) fn commit(self) {
+        let this = core::mem::ManuallyDrop::new(self);
+        match this.how {
+            Reserved::Direct(buffer, _) => {
+                // `__buffer_unlock_commit()`: the task's name is saved at the next context
+                // switch.
+                // SAFETY: Published by `enable_direct` before any file exists; a per-CPU `bool`.
+                unsafe { this_cpu_set(TASKINFO_SAVE.load(Ordering::Acquire)) };
+                // SAFETY: Reserved from `buffer` (type invariants), neither committed nor
+                // discarded: `this` is not dropped.
+                unsafe { bindings::ring_buffer_unlock_commit(buffer) };
+            }
+            Reserved::Core(mut fbuf) => {
+                // SAFETY: As above, reserved through the event layer.
+                unsafe { bindings::trace_event_buffer_commit(&mut fbuf) };
+            }
+        }
+    }
+}
+
+impl Drop for FtraceRecord {
+    /// Discards the record, never seen.
+    #[inline(always)]
+    fn drop(&mut self) {
+        match &mut self.how {
+            Reserved::Direct(buffer, event) => {
+                // SAFETY: Reserved from `buffer` (type invariants), neither committed nor
+                // discarded; this enables preemption as the commit would.
+                unsafe { bindings::ring_buffer_discard_commit(*buffer, *event) };
+            }
+            Reserved::Core(fbuf) => {
+                // SAFETY: Reserved and neither committed nor discarded; the per-CPU variables
+                // were published by `enable_discard` (`reserve`'s caller's guarantee),
+                // kernel-lifetime data.
+                unsafe {
+                    bindings::rue_trace_event_discard(
+                        fbuf,
+                        DISCARD_BUFFERED.load(Ordering::Acquire),
+                        DISCARD_BUFFERED_CNT.load(Ordering::Relaxed),
+                    )
+                };
+            }
+        }
+    }
 }
 
 /// The ring buffer of `file`'s instance, if a record of `file` needs nothing from the tracing
@@ -383,7 +442,8 @@ unsafe fn ftrace_emit<E>(
 /// filter, filter, soft-disable or conditional trigger (whose triggers already ran in
 /// [`soft_disabled`]), in an instance that records no stack traces, with no console printing or
 /// export of events registered, what they add is the record's header and the per-CPU
-/// "save this task's name" flag, which [`direct_emit`] writes itself: five calls into the
+/// "save this task's name" flag, which [`direct_reserve`] and [`FtraceRecord::commit`] write
+/// themselves: five calls into the
 /// tracing core fewer per record (Documentation/performance.md). The flags are a hint read
 /// without locks, as the core reads them: a filter attached while a write runs may miss that
 /// write, as with the core's own path.
@@ -435,19 +495,20 @@ unsafe fn direct_buffer(
     (!buffer.is_null()).then_some(buffer)
 }
 
-/// [`ftrace_emit`] on the direct path ([`direct_buffer`]): `trace_event_buffer_reserve()` and
-/// `trace_event_buffer_commit()` as they run for such a file, with the ring buffer's calls.
+/// [`FtraceRecord::reserve`] on the direct path ([`direct_buffer`]), as
+/// `trace_event_buffer_reserve()` runs for such a file, with the ring buffer's call: the event
+/// reserved and its record, the header written.
 ///
 /// # Safety
 ///
-/// As [`ftrace_emit`]; `buffer` is what [`direct_buffer`] returned for `file` in this section.
+/// As [`FtraceRecord::reserve`]; `buffer` is what [`direct_buffer`] returned for `file` in this
+/// section.
 #[inline(always)]
-unsafe fn direct_emit<E>(
+unsafe fn direct_reserve(
     file: *mut bindings::trace_event_file,
     buffer: *mut bindings::trace_buffer,
     count: usize,
-    fill: impl FnOnce(&mut [u8]) -> core::result::Result<(), E>,
-) -> core::result::Result<(), E> {
+) -> Option<(*mut bindings::ring_buffer_event, *mut u8)> {
     // SAFETY: `file` is live, and so is its call; the type is the one `register_trace_event`
     // gave it, which fits the header's `unsigned short`.
     let ty = unsafe { (*(*file).event_call).event.type_ } as u16;
@@ -459,28 +520,14 @@ unsafe fn direct_emit<E>(
     // includes the header.
     let event = unsafe { bindings::ring_buffer_lock_reserve(buffer, 8 + count) };
     if event.is_null() {
-        return Ok(());
+        return None;
     }
     // SAFETY: `event` was just reserved for this CPU.
     let entry = unsafe { event_data(event) };
-    // SAFETY: `entry` has room for `8 + count` bytes, reserved for this CPU until committed or
-    // discarded.
-    let record = unsafe { core::slice::from_raw_parts_mut(entry, 8 + count) };
-    // SAFETY: `record` holds at least the 8-byte header, and `trace_entry` has no alignment
-    // beyond the ring buffer's 4 bytes.
+    // SAFETY: `entry` has room for at least the 8-byte header, and `trace_entry` has no
+    // alignment beyond the ring buffer's 4 bytes.
     unsafe { entry.cast::<bindings::trace_entry>().write(header) };
-    if let Err(e) = fill(record) {
-        // SAFETY: Reserved above from `buffer`, neither committed nor discarded; this enables
-        // preemption as the commit would.
-        unsafe { bindings::ring_buffer_discard_commit(buffer, event) };
-        return Err(e);
-    }
-    // `__buffer_unlock_commit()`: the task's name is saved at the next context switch.
-    // SAFETY: Published by `enable_direct` before any file exists; a per-CPU `bool`.
-    unsafe { this_cpu_set(TASKINFO_SAVE.load(Ordering::Acquire)) };
-    // SAFETY: Reserved above from `buffer` and filled.
-    unsafe { bindings::ring_buffer_unlock_commit(buffer) };
-    Ok(())
+    Some((event, entry))
 }
 
 /// `ring_buffer_event_data(event)` for an event just reserved (`rb_event_data()`): past a time
@@ -632,11 +679,10 @@ pub(crate) unsafe extern "C" fn perf_probe(
     let cpu = unsafe { bindings::rue_smp_processor_id() } as usize;
     // SAFETY: The caller passes the registered event, under the conditions `perf_emit` needs;
     // the kernel iterator over `count` validated bytes cannot fault.
-    let _ = unsafe {
+    unsafe {
         perf_emit(&*event, cpu, count, |record| {
             // SAFETY: `record` has room for `count` bytes after the header.
             bindings::_copy_from_iter(record[8..].as_mut_ptr().cast(), count, iter);
-            Ok::<(), ()>(())
         })
     };
 }
@@ -654,76 +700,32 @@ pub(crate) unsafe extern "C" fn perf_probe(
 /// perf probe was seen attached to `event`; `event` registered; `payload` validated.
 pub(crate) unsafe fn perf_record(event: &UserEvent, cpu: usize, payload: &[u8]) {
     // SAFETY: Guaranteed by the caller; `record` has room for the header and the payload.
-    let _ = unsafe {
+    unsafe {
         perf_emit(event, cpu, payload.len(), |record| {
             // `record` is writable for `8 + payload.len()` bytes.
             copy_to_record(record[8..].as_mut_ptr(), payload);
-            Ok::<(), ()>(())
         })
     };
 }
 
-/// Has `fill` write a payload of `count` bytes into perf's per-CPU sample buffer, where it is
-/// submitted if `fill` succeeds: the write path's way to record straight from the writer's
-/// memory, copying once, when perf is the only consumer recording.
-///
-/// `fill` gets the whole record, the 8-byte `trace_entry` header (which perf fills in later)
-/// and room for `count` bytes after it. When it fails, the sample is dropped unseen and its
-/// error returned.
-///
-/// # Safety
-///
-/// As [`perf_record`]; `head` is what [`Consumer::recorder`] gave for `event` in the same
-/// section; `fill` must write `count` bytes after the header or fail.
-pub(crate) unsafe fn perf_record_with<E>(
-    event: &UserEvent,
-    head: NonNull<bindings::hlist_head>,
-    count: usize,
-    fill: impl FnOnce(&mut [u8]) -> core::result::Result<(), E>,
-) -> core::result::Result<(), E> {
-    // SAFETY: Guaranteed by the caller.
-    unsafe { perf_emit_to(event, head, count, fill) }
-}
-
 /// Allocates perf's per-CPU sample buffer for `8 + count` bytes, has `fill` write the
-/// record, and submits it; if `fill` fails, the buffer is released unsubmitted.
+/// record's payload, and submits it, if a perf event on CPU `cpu` or a BPF program takes
+/// samples of `event`.
 ///
 /// # Safety
 ///
-/// As [`perf_record`]; `fill` must write the `count` payload bytes after the header or fail.
+/// As [`perf_record`]; `fill` must write the `count` payload bytes after the header.
 #[inline(always)]
-unsafe fn perf_emit<E>(
-    event: &UserEvent,
-    cpu: usize,
-    count: usize,
-    fill: impl FnOnce(&mut [u8]) -> core::result::Result<(), E>,
-) -> core::result::Result<(), E> {
+unsafe fn perf_emit(event: &UserEvent, cpu: usize, count: usize, fill: impl FnOnce(&mut [u8])) {
     // SAFETY: Guaranteed by the caller.
-    match unsafe { perf_head(event, cpu) } {
-        // SAFETY: As above; `head` is this CPU's list, just read.
-        Some(head) => unsafe { perf_emit_to(event, head, count, fill) },
-        None => Ok(()),
-    }
-}
-
-/// [`perf_emit`] with this CPU's list of perf events on `event`, which takes samples of it.
-///
-/// # Safety
-///
-/// As [`perf_emit`]; `head` is this CPU's list, read in the same section.
-#[inline(always)]
-unsafe fn perf_emit_to<E>(
-    event: &UserEvent,
-    head: NonNull<bindings::hlist_head>,
-    count: usize,
-    fill: impl FnOnce(&mut [u8]) -> core::result::Result<(), E>,
-) -> core::result::Result<(), E> {
-    let call = event.call();
+    let Some(head) = (unsafe { perf_head(event, cpu) }) else {
+        return;
+    };
     let size = 8 + count;
     let aligned = size.next_multiple_of(8);
     if aligned > PERF_MAX_TRACE_SIZE {
         // Upstream warns (Q12); the write path already counts and drops such payloads.
-        return Ok(());
+        return;
     }
     let mut regs: *mut bindings::pt_regs = core::ptr::null_mut();
     let mut rctx: c_int = 0;
@@ -731,36 +733,101 @@ unsafe fn perf_emit_to<E>(
     // SAFETY: Preemption is disabled, as `perf_trace_buf_alloc` requires.
     let raw = unsafe { perf_trace_buf_alloc(aligned as c_int, &mut regs, &mut rctx) };
     if raw.is_null() {
-        return Ok(());
+        return;
     }
     // SAFETY: `raw` holds `aligned >= size` bytes, this CPU's until submitted.
-    let record = unsafe { core::slice::from_raw_parts_mut(raw.cast::<u8>(), size) };
-    // CAST: `size` is at most 8192.
-    if let Err(e) = fill(record) {
-        // `perf_swevent_put_recursion_context` is not exported; `perf_tp_event` over an empty
-        // list delivers the sample to nobody and releases the context. No BPF program runs.
-        let mut nobody = bindings::hlist_head::default();
-        // SAFETY: `raw`, `rctx` and `regs` come from `perf_trace_buf_alloc` above; `nobody` is
-        // an empty list; no task.
-        unsafe {
-            bindings::perf_tp_event(
-                0,
-                1,
-                raw,
-                size as c_int,
-                regs,
-                &mut nobody,
-                rctx,
-                core::ptr::null_mut(),
-            )
-        };
-        return Err(e);
+    fill(unsafe { core::slice::from_raw_parts_mut(raw.cast::<u8>(), size) });
+    // SAFETY: `raw`, `rctx` and `regs` come from `perf_trace_buf_alloc` above; `head` is this
+    // CPU's list, just read; `raw` holds the record's `size` bytes.
+    unsafe { perf_submit_raw(event.call(), head, raw, size, regs, rctx) };
+}
+
+/// Submits `record`, a validated `[trace_entry][payload]` in the write path's scratch space,
+/// as a raw sample to the perf events in `head`, after the BPF programs attached to the event
+/// ran on it, with `regs` filled in as the sample's registers: a sample taken without perf's
+/// per-CPU buffer (`perf_trace_buf_alloc()`), so that with perf alone recording the payload is
+/// copied once, into `record`, and validated where it is. perf writes the header. The sample
+/// is dropped, as upstream drops it, when this CPU is in perf's software event context already
+/// (`perf_swevent_get_recursion_context()`).
+///
+/// # Safety
+///
+/// In task context (not an interrupt), under the tracepoint read lock with preemption disabled,
+/// in which the module's perf probe was seen attached to `event`; `event` registered; `head` is
+/// this CPU's list of perf events on it, read in the same section ([`Consumer::recorder`]);
+/// `record` and `regs` are this CPU's
+/// and nobody else's until this returns; `record` holds at most [`PERF_MAX_TRACE_SIZE`] bytes.
+#[inline(always)]
+pub(crate) unsafe fn perf_submit(
+    event: &UserEvent,
+    head: NonNull<bindings::hlist_head>,
+    record: &mut [u8],
+    regs: &mut bindings::pt_regs,
+) {
+    let Some(rctx) = swevent_recursion_context() else {
+        return;
+    };
+    fetch_caller_regs(regs);
+    // SAFETY: `rctx` was just taken; `head` and `regs` per the caller; `record` holds the
+    // record's bytes, at most `PERF_MAX_TRACE_SIZE`, until this returns.
+    unsafe {
+        perf_submit_raw(
+            event.call(),
+            head,
+            record.as_mut_ptr().cast(),
+            record.len(),
+            regs,
+            rctx,
+        )
+    };
+}
+
+/// `perf_swevent_get_recursion_context()` in task context, which the write path always runs
+/// in: this task's recursion count of that context (`current->perf_recursion[0]`, the level
+/// `interrupt_context_level()` gives there) taken, or `None` if perf is already running on this
+/// task. Inline, where the exported function is a call of 19 instructions for these few;
+/// `perf_tp_event()` gives the context back (`perf_swevent_put_recursion_context()`).
+#[inline(always)]
+fn swevent_recursion_context() -> Option<c_int> {
+    let recursion = task::perf_recursion();
+    // SAFETY: `current`'s own count in task context, which only this task changes there
+    // (interrupts use the other levels).
+    unsafe {
+        if *recursion != 0 {
+            return None;
+        }
+        *recursion = 1;
     }
+    // `get_recursion_context()`'s `barrier()`: the count is raised before perf's work starts.
+    compiler_fence(Ordering::SeqCst);
+    Some(0)
+}
+
+/// Hands the raw sample `raw` of `size` bytes to the event's BPF programs and then to the
+/// perf events in `head` (`perf_trace_run_bpf_submit()`, or without a BPF program straight
+/// `perf_tp_event()`), releasing the recursion context `rctx`.
+///
+/// # Safety
+///
+/// `call` is a registered event's call; `head` is this CPU's list of perf events on it, read
+/// in the tracepoint section this runs in (preemption disabled); `raw` holds `size` bytes, at
+/// most [`PERF_MAX_TRACE_SIZE`]; `regs` is filled in; `rctx` is this CPU's recursion context,
+/// taken for this sample.
+#[inline(always)]
+unsafe fn perf_submit_raw(
+    call: *mut bindings::trace_event_call,
+    head: NonNull<bindings::hlist_head>,
+    raw: *mut c_void,
+    size: usize,
+    regs: *mut bindings::pt_regs,
+    rctx: c_int,
+) {
+    // CAST: `size` is at most `PERF_MAX_TRACE_SIZE` (the caller's guarantee).
+    let size = size as c_int;
     // SAFETY: `call` is registered.
     if !unsafe { bpf_attached(call) } {
         // What `perf_trace_run_bpf_submit` does without a BPF program, one call less.
-        // SAFETY: `raw`, `rctx` and `regs` come from `perf_trace_buf_alloc` above; `head` is
-        // this CPU's list; no task.
+        // SAFETY: The caller's guarantees; no task.
         unsafe {
             bindings::perf_tp_event(
                 // CAST: `event.type` is the event type perf matches, a `u16` there (as
@@ -768,21 +835,20 @@ unsafe fn perf_emit_to<E>(
                 (*call).event.type_ as u16,
                 1,
                 raw,
-                size as c_int,
+                size,
                 regs,
                 head.as_ptr(),
                 rctx,
                 core::ptr::null_mut(),
             )
         };
-        return Ok(());
+        return;
     }
-    // SAFETY: `raw`, `rctx` and `regs` come from `perf_trace_buf_alloc` above; `head` is this
-    // CPU's list.
+    // SAFETY: The caller's guarantees; no task.
     unsafe {
         bindings::perf_trace_run_bpf_submit(
             raw,
-            size as c_int,
+            size,
             rctx,
             call,
             1,
@@ -791,17 +857,11 @@ unsafe fn perf_emit_to<E>(
             core::ptr::null_mut(),
         )
     };
-    Ok(())
 }
 
 /// `perf_trace_buf_alloc()` and then `perf_fetch_caller_regs()` into the registers it hands
 /// out, as upstream's perf probe does: this CPU's sample buffer of `size` bytes and a recursion
 /// context, or null.
-///
-/// On x86-64 the registers are filled here (`perf_arch_fetch_caller_regs()`: the instruction
-/// pointer, the stack pointer the unwinder starts from, the kernel code segment, no flags), so
-/// a sample makes one C call less; the instruction pointer is this code's own, where upstream
-/// records its probe's caller. Elsewhere the shim does both.
 ///
 /// # Safety
 ///
@@ -812,36 +872,46 @@ unsafe fn perf_trace_buf_alloc(
     regs: &mut *mut bindings::pt_regs,
     rctx: &mut c_int,
 ) -> *mut c_void {
+    // SAFETY: Preemption is disabled (the caller's guarantee); both pointers are writable.
+    let raw = unsafe { bindings::perf_trace_buf_alloc(size, regs, rctx) };
+    if !raw.is_null() {
+        // SAFETY: With a buffer, perf set `*regs` to this CPU's register buffer for the
+        // recursion context, ours until the sample is submitted or released.
+        fetch_caller_regs(unsafe { &mut **regs });
+    }
+    raw
+}
+
+/// `perf_fetch_caller_regs()`: the registers a sample taken here is reported with.
+///
+/// On x86-64 they are filled in here (`perf_arch_fetch_caller_regs()`: the instruction
+/// pointer, the stack pointer the unwinder starts from, the kernel code segment, no flags), so
+/// a sample makes one C call less; the instruction pointer is this code's own, where upstream
+/// records its probe's caller. Elsewhere the shim fills them in.
+#[inline(always)]
+fn fetch_caller_regs(regs: &mut bindings::pt_regs) {
     #[cfg(CONFIG_X86_64)]
     {
-        // SAFETY: Preemption is disabled (the caller's guarantee); both pointers are writable.
-        let raw = unsafe { bindings::perf_trace_buf_alloc(size, regs, rctx) };
-        if !raw.is_null() {
-            let (ip, sp): (usize, usize);
-            // SAFETY: Reads the instruction and stack pointers only.
-            unsafe {
-                core::arch::asm!(
-                    "lea 0(%rip), {ip}",
-                    "mov %rsp, {sp}",
-                    ip = out(reg) ip,
-                    sp = out(reg) sp,
-                    options(att_syntax, nomem, nostack, preserves_flags),
-                )
-            };
-            // SAFETY: With a buffer, perf set `*regs` to this CPU's register buffer for the
-            // recursion context, ours until the sample is submitted or released.
-            let r = unsafe { &mut **regs };
-            r.ip = ip;
-            r.sp = sp;
-            r.__bindgen_anon_1.csx = bindings::__KERNEL_CS.into();
-            r.flags = 0;
-        }
-        raw
+        let (ip, sp): (usize, usize);
+        // SAFETY: Reads the instruction and stack pointers only.
+        unsafe {
+            core::arch::asm!(
+                "lea 0(%rip), {ip}",
+                "mov %rsp, {sp}",
+                ip = out(reg) ip,
+                sp = out(reg) sp,
+                options(att_syntax, nomem, nostack, preserves_flags),
+            )
+        };
+        regs.ip = ip;
+        regs.sp = sp;
+        regs.__bindgen_anon_1.csx = bindings::__KERNEL_CS.into();
+        regs.flags = 0;
     }
     #[cfg(not(CONFIG_X86_64))]
-    // SAFETY: As above.
+    // SAFETY: `regs` is writable.
     unsafe {
-        bindings::rue_perf_trace_buf_alloc(size, regs, rctx)
+        bindings::rue_perf_fetch_caller_regs(regs)
     }
 }
 

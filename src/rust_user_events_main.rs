@@ -85,7 +85,7 @@ fn file_group() -> Result<Option<(tracefs::FileGroup, tracefs::KernelCred)>> {
 /// 2. the read-only files and the sysctl;
 /// 3. the fork/exec/exit probes, then the task map they fill (scopes);
 /// 4. the workqueues, drained: fork copies, scope teardowns, fault-ins, delayed destroys;
-/// 5. the write path's bounce buffers;
+/// 5. the write path's scratch spaces;
 /// 6. the group, and with its last reference the event table;
 /// 7. the tracefs pin and the resolved symbols.
 ///
@@ -99,7 +99,7 @@ struct RustUserEvents {
     _sysctl: sysctl::Sysctl,
     _probes: lifecycle::ProcessProbes,
     _wq: deferred::Workqueues,
-    _bounce: write::BounceBuffers,
+    _scratch: write::ScratchSpace,
     _group: group::GroupHandle,
     _tracefs: tracefs::TracefsPin,
     _symbols: symbols::Symbols,
@@ -125,7 +125,7 @@ impl kernel::Module for RustUserEvents {
                 result => result?,
             }
         }
-        let bounce = write::BounceBuffers::new()?;
+        let scratch = write::ScratchSpace::new()?;
         let wq = deferred::Workqueues::new()?;
         let probes = lifecycle::ProcessProbes::new()?;
         let sysctl = sysctl::Sysctl::new()?;
@@ -189,7 +189,7 @@ impl kernel::Module for RustUserEvents {
             _sysctl: sysctl,
             _probes: probes,
             _wq: wq,
-            _bounce: bounce,
+            _scratch: scratch,
             _group: group,
             _tracefs: tracefs,
             _symbols: symbols,

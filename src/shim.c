@@ -21,6 +21,7 @@
 #include <linux/tracepoint.h>
 #include <linux/uaccess.h>
 #include <linux/uio.h>
+#include <linux/unaligned.h>
 #include <linux/user_namespace.h>
 #include <linux/workqueue.h>
 #include <asm/futex.h>
@@ -52,6 +53,7 @@ const struct rue_layout_entry rue_layout_c[] = {
 	RUE_OFFSET(trace_event_call, prog_array),
 	RUE_OFFSET(task_struct, mm),
 	RUE_OFFSET(task_struct, pagefault_disabled),
+	RUE_OFFSET(task_struct, perf_recursion),
 	RUE_OFFSET(trace_event_file, event_call),
 	RUE_OFFSET(trace_event_file, tr),
 	RUE_OFFSET(trace_event_file, flags),
@@ -206,14 +208,51 @@ int rue_user_change_bit(u32 __user *uaddr, u32 mask, bool set)
 	return ret;
 }
 
-/* Off x86-64 only: there probes.rs fills the caller's registers itself. */
-void *rue_perf_trace_buf_alloc(int size, struct pt_regs **regs, int *rctxp)
+size_t rue_copy_from_user_nofault(void *dst, const void __user *src, size_t len)
 {
-	void *raw = perf_trace_buf_alloc(size, regs, rctxp);
+	if (len > RUE_COPY_WORDS_MAX)
+		return copy_from_user_inatomic_nontemporal(dst, src, len);
+	if (can_do_masked_user_access())
+		src = masked_user_read_access_begin(src);
+	else if (!user_read_access_begin(src, len))
+		return len;
+	if (len >= 8) {
+		size_t off;
+		u64 word;
 
-	if (raw)
-		perf_fetch_caller_regs(*regs);
-	return raw;
+		/* Words from the start, then the last one, which may overlap the one before. */
+		for (off = 0; off + 8 < len; off += 8) {
+			unsafe_get_user(word, (const u64 __user *)(src + off), fault);
+			put_unaligned(word, (u64 *)(dst + off));
+		}
+		unsafe_get_user(word, (const u64 __user *)(src + len - 8), fault);
+		put_unaligned(word, (u64 *)(dst + len - 8));
+	} else if (len >= 4) {
+		u32 first, last;
+
+		unsafe_get_user(first, (const u32 __user *)src, fault);
+		unsafe_get_user(last, (const u32 __user *)(src + len - 4), fault);
+		put_unaligned(first, (u32 *)dst);
+		put_unaligned(last, (u32 *)(dst + len - 4));
+	} else {
+		for (size_t i = 0; i < len; i++) {
+			u8 byte;
+
+			unsafe_get_user(byte, (const u8 __user *)(src + i), fault);
+			((u8 *)dst)[i] = byte;
+		}
+	}
+	user_read_access_end();
+	return 0;
+fault:
+	user_read_access_end();
+	return len;
+}
+
+/* Off x86-64 only: there probes.rs fills the caller's registers itself. */
+void rue_perf_fetch_caller_regs(struct pt_regs *regs)
+{
+	perf_fetch_caller_regs(regs);
 }
 
 size_t rue_iov_iter_count(const struct iov_iter *iter)

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! The calling task (`current`) and the two fields of a task the module reads: its address space
-//! (`mm`, of the calling task or a forked child) and the calling task's page-fault-disable count
-//! (`pagefault_disabled`).
+//! The calling task (`current`) and the three fields of a task the module reads: its address
+//! space (`mm`, of the calling task or a forked child), and the calling task's page-fault-disable
+//! count (`pagefault_disabled`) and perf recursion counts (`perf_recursion`).
 //!
 //! C header: [`include/linux/sched.h`](srctree/include/linux/sched.h)
 //!
@@ -65,6 +65,17 @@ pub(crate) unsafe fn mm(task: *mut bindings::task_struct) -> *mut bindings::mm_s
 pub(crate) fn current_mm() -> *mut bindings::mm_struct {
     // SAFETY: `current()` is this task, live while it runs.
     unsafe { mm(current()) }
+}
+
+/// `&current->perf_recursion[0]`: perf's recursion count of this task in task context, which
+/// `perf_swevent_get_recursion_context()` raises and `perf_tp_event()` lowers again.
+#[inline(always)]
+pub(crate) fn perf_recursion() -> *mut u8 {
+    // CAST: A field offset within `task_struct`.
+    let offset = bindings::RUE_TASK_PERF_RECURSION as usize;
+    // SAFETY: `current()` is this task, live while it runs, and `offset` is the offset of its
+    // `u8 perf_recursion[PERF_NR_CONTEXTS]` as C lays it out (checked at load): in bounds.
+    unsafe { current().byte_add(offset).cast::<u8>() }
 }
 
 /// `&current->pagefault_disabled`, which `pagefault_disable()` and `pagefault_enable()` change.

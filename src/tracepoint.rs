@@ -253,8 +253,10 @@ mod section {
     /// `pagefault_disable()`.
     #[inline(always)]
     fn pagefault_disable() {
-        // SAFETY: `current`'s own count, which only this task changes.
-        unsafe { *task::pagefault_disabled() += 1 };
+        let count = task::pagefault_disabled();
+        // SAFETY: `current`'s own count, which only this task changes. It wraps as C's `int`
+        // does in the kernel (`-fno-strict-overflow`), with no overflow check on the write path.
+        unsafe { *count = (*count).wrapping_add(1) };
         // The store is issued before a page fault can hit (the C function's `barrier()`).
         compiler_fence(Ordering::SeqCst);
     }
@@ -267,8 +269,9 @@ mod section {
     #[inline(always)]
     unsafe fn pagefault_enable() {
         compiler_fence(Ordering::SeqCst);
+        let count = task::pagefault_disabled();
         // SAFETY: As in `pagefault_disable`; the count is positive (the caller's guarantee).
-        unsafe { *task::pagefault_disabled() -= 1 };
+        unsafe { *count = (*count).wrapping_sub(1) };
     }
 
     /// `raw_smp_processor_id()`: this CPU's `cpu_number`. Stable while preemption is disabled.

@@ -1,11 +1,35 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! `get_user()`, which the `kernel` crate lacks: one aligned-or-not `u32` read from user
-//! memory, for the write index of every write and the `size` that heads REG and UNREG's
-//! structs. On x86-64 it is the kernel's own `__get_user_4`, a few instructions, where a
-//! `UserSlice` read is a call of `_copy_from_user` and its checks.
+//! User memory reads the `kernel` crate lacks: `get_user()`, one aligned-or-not `u32` read
+//! from user memory, for the write index of every write and the `size` that heads REG and
+//! UNREG's structs (on x86-64 the kernel's own `__get_user_4`, a few instructions, where a
+//! `UserSlice` read is a call of `_copy_from_user` and its checks); and a copy that may run with
+//! page faults disabled, for the write path's payloads.
 
-use kernel::prelude::*;
+use kernel::{ffi::c_void, prelude::*};
+
+/// Copies `dst.len()` bytes from user address `src` into `dst`; false if not every byte could
+/// be read: an address outside user memory, or a page that is not present while page faults
+/// are disabled.
+///
+/// `rue_copy_from_user_nofault` (src/shim.c): up to 64 bytes a word at a time in one user
+/// access section, more with the non-temporal copy upstream's payload copy makes.
+///
+/// # Safety
+///
+/// The caller runs with page faults disabled, or may sleep.
+#[inline(always)]
+pub(crate) unsafe fn copy_from_user_nofault(dst: &mut [u8], src: usize) -> bool {
+    // SAFETY: `dst` is writable for `dst.len()` bytes; the shim checks (or masks) `src` as any
+    // user address; sleeping per the caller's guarantee.
+    unsafe {
+        crate::bindings::rue_copy_from_user_nofault(
+            dst.as_mut_ptr().cast(),
+            src as *const c_void,
+            dst.len(),
+        ) == 0
+    }
+}
 
 /// The `u32` at user address `addr` (`get_user()`); `EFAULT` if it cannot be read.
 ///

@@ -6,13 +6,14 @@
 //! It takes no lock and allocates nothing. The event is found in the file's index table without
 //! a lock; a write to an event some consumer listens to then runs in one [`WriteGuard`] section
 //! (preemption and page faults disabled, the tracepoint read side held), left only to fault a
-//! payload in. The payload is copied once and validated where it was copied, so a bad payload
-//! is refused before any consumer sees it and no record is ever left half-written: straight
-//! into the record when one ftrace file or perf is the only consumer recording (a failing
-//! record is discarded unseen), else into a per-CPU bounce buffer whose validated bytes every
-//! consumer then gets (upstream copies into each consumer's buffer separately). Nothing is
-//! copied when no consumer would record. `Documentation/design.md` ("The write path") has the
-//! steps.
+//! payload in. The payload is copied once, from where it is in the writer's memory
+//! ([`Source`]), and validated where it was copied, so a bad payload is refused before any
+//! consumer sees it and no record is ever left half-written: straight into the ring buffer
+//! record when one ftrace file is the only consumer recording (a failing record is discarded
+//! unseen), else into this CPU's scratch record ([`Scratch`]), which perf alone takes as its
+//! sample and whose validated bytes several consumers all get (upstream copies into each
+//! consumer's buffer separately). Nothing is copied when no consumer would record.
+//! `Documentation/design.md` ("The write path") has the steps.
 
 use crate::{
     bindings,
@@ -36,12 +37,25 @@ const HEADER: usize = 8;
 /// counted in `user_events_stats`.
 pub(crate) const MAX_PAYLOAD: usize = 8192 - HEADER;
 
-/// Bytes of bounce buffer per CPU.
-const BOUNCE_SIZE: usize = HEADER + MAX_PAYLOAD;
+/// The largest record: the header and the largest payload, what perf takes as one sample.
+const RECORD_SIZE: usize = HEADER + MAX_PAYLOAD;
+const _: () = assert!(RECORD_SIZE == bindings::PERF_MAX_TRACE_SIZE as usize);
 
-/// The per-CPU bounce buffers, `nr_cpu_ids * BOUNCE_SIZE` bytes, set up at module load.
-static BOUNCE: AtomicPtr<u8> = AtomicPtr::new(null_mut());
-static BOUNCE_CPUS: AtomicUsize = AtomicUsize::new(0);
+/// One CPU's scratch space for the write path, used by the section running on that CPU.
+#[repr(C)]
+pub(crate) struct Scratch {
+    /// The registers a perf sample of a write is taken with ([`probes::perf_submit`]). Zero
+    /// from allocation; a sample fills in what `perf_fetch_caller_regs()` fills in, as perf's
+    /// own per-CPU registers, whose other fields stay zero too.
+    regs: bindings::pt_regs,
+    /// A record, `[trace_entry][payload]`: where a payload is copied and validated when perf
+    /// alone or several consumers record it (a bounce buffer).
+    record: [u8; RECORD_SIZE],
+}
+
+/// The per-CPU scratch spaces, `SCRATCH_CPUS` of them, set up at module load.
+static SCRATCH: AtomicPtr<Scratch> = AtomicPtr::new(null_mut());
+static SCRATCH_CPUS: AtomicUsize = AtomicUsize::new(0);
 
 /// Writes dropped because the payload exceeded [`MAX_PAYLOAD`]; shown in `user_events_stats`.
 static DROPPED_TOO_LARGE: AtomicU64 = AtomicU64::new(0);
@@ -55,30 +69,58 @@ pub(crate) fn stats() -> Stats {
     }
 }
 
-/// Owns the bounce buffers; freed on drop (module unload, after every file is closed).
-pub(crate) struct BounceBuffers {
-    /// Kept only to own the memory `BOUNCE` points to.
+/// Owns the scratch spaces; freed on drop (module unload, after every file is closed).
+pub(crate) struct ScratchSpace {
+    /// Kept only to own the memory `SCRATCH` points to.
     _buf: KVVec<u8>,
 }
 
-impl BounceBuffers {
-    /// Allocates one buffer per possible CPU and publishes them to the write path.
+impl ScratchSpace {
+    /// Allocates one zeroed [`Scratch`] per possible CPU and publishes them to the write path.
     pub(crate) fn new() -> Result<Self> {
         // SAFETY: No preconditions.
         let cpus = unsafe { bindings::rue_nr_cpu_ids() } as usize;
-        let len = cpus.checked_mul(BOUNCE_SIZE).ok_or(ENOMEM)?;
+        let len = cpus.checked_mul(size_of::<Scratch>()).ok_or(ENOMEM)?;
         let mut buf = KVVec::with_capacity(len, GFP_KERNEL)?;
         buf.resize(len, 0, GFP_KERNEL)?;
-        BOUNCE_CPUS.store(cpus, Ordering::Relaxed);
-        BOUNCE.store(buf.as_mut_ptr(), Ordering::Release);
+        let base = buf.as_mut_ptr().cast::<Scratch>();
+        // `kvmalloc` memory is aligned at least as `kmalloc`'s, for any `u64`.
+        if !base.is_aligned() {
+            return Err(EINVAL);
+        }
+        SCRATCH_CPUS.store(cpus, Ordering::Relaxed);
+        SCRATCH.store(base, Ordering::Release);
         Ok(Self { _buf: buf })
     }
 }
 
-impl Drop for BounceBuffers {
+impl Drop for ScratchSpace {
     fn drop(&mut self) {
-        BOUNCE.store(null_mut(), Ordering::Release);
+        SCRATCH.store(null_mut(), Ordering::Release);
     }
+}
+
+/// The scratch space of the CPU `guard`'s section runs on.
+///
+/// # Safety
+///
+/// No other reference to it obtained in the same section is live.
+#[expect(
+    clippy::mut_from_ref,
+    reason = "the guard proves the section; the caller, that the reference is the only one"
+)]
+#[inline(always)]
+unsafe fn scratch(guard: &WriteGuard) -> Option<&mut Scratch> {
+    let base = SCRATCH.load(Ordering::Acquire);
+    let cpu = guard.cpu();
+    if base.is_null() || cpu >= SCRATCH_CPUS.load(Ordering::Relaxed) {
+        return None;
+    }
+    // SAFETY: `base` holds `SCRATCH_CPUS` zero-initialised `Scratch`es (all-zero bytes are a
+    // valid `Scratch`), alive while the module is; this CPU's is used only by the section
+    // running on it, which holds preemption off (the guard), and only through this reference
+    // (the caller's guarantee).
+    Some(unsafe { &mut *base.add(cpu) })
 }
 
 /// Writes one event: `iov` holds the index `index` was read from and the payload after it.
@@ -101,11 +143,15 @@ pub(crate) unsafe fn write_event(
     if !unsafe { tracepoint::enabled(tp) } {
         return Err(EBADF);
     }
-    index.consume(iov);
-    let iter = iov.as_raw();
+    // The iterator is not moved: the payload is read where it is, after the index when that
+    // was read in place.
+    let src = Source {
+        iter: iov.as_raw(),
+        skip: index.skip(),
+    };
     if payload > MAX_PAYLOAD {
-        // SAFETY: `iter` is a valid source iterator.
-        if unsafe { bindings::fault_in_iov_iter_readable(iter, payload) } != 0 {
+        // SAFETY: The iterator holds the index (if not moved past) and the payload.
+        if unsafe { src.fault_in(payload) } {
             return Err(EFAULT);
         }
         DROPPED_TOO_LARGE.fetch_add(1, Ordering::Relaxed);
@@ -113,31 +159,29 @@ pub(crate) unsafe fn write_event(
     }
     // The copy runs with page faults disabled. Upstream faults the whole payload in first; the
     // payload a program just wrote is nearly always present, so copy first and fault in only
-    // what a short copy left, then copy once more: the same errors, one walk less per write.
+    // when a copy stopped short, then copy once more: the same errors, one walk less per write.
     let mut faulted_in = false;
     loop {
-        // This CPU's bounce buffer and the consumers' per-CPU records are ours while the guard
+        // This CPU's scratch space and the consumers' per-CPU records are ours while the guard
         // is held (writes never run in interrupt context).
         let guard = WriteGuard::lock();
-        // SAFETY: The iterator is valid; `event` is registered.
-        let result = unsafe { copy_validate_dispatch(event, iter, payload, &guard) };
+        // SAFETY: `src` holds `payload` bytes; `event` is registered.
+        let result = unsafe { copy_validate_dispatch(event, &src, payload, &guard) };
         drop(guard);
         match result {
-            Err(NotRecorded::Short(copied)) if !faulted_in => {
-                // SAFETY: `iter` advanced by exactly `copied` bytes in the failed copy.
-                unsafe { bindings::iov_iter_revert(iter, copied) };
-                // SAFETY: `iter` is a valid source iterator.
-                if unsafe { bindings::fault_in_iov_iter_readable(iter, payload) } != 0 {
+            Err(NotRecorded::Short) if !faulted_in => {
+                // SAFETY: As above.
+                if unsafe { src.fault_in(payload) } {
                     return Err(EFAULT);
                 }
                 faulted_in = true;
             }
-            Err(NotRecorded::Short(_)) => return Err(EFAULT),
+            Err(NotRecorded::Short) => return Err(EFAULT),
             // As upstream, which faults the payload in before its consumers run: a payload
             // that cannot be read is `EFAULT` even when nothing is recorded.
             Err(NotRecorded::Nobody) => {
-                // SAFETY: `iter` is a valid source iterator.
-                if unsafe { bindings::fault_in_iov_iter_readable(iter, payload) } != 0 {
+                // SAFETY: As above.
+                if unsafe { src.fault_in(payload) } {
                     return Err(EFAULT);
                 }
                 return Ok(());
@@ -148,10 +192,185 @@ pub(crate) unsafe fn write_event(
     }
 }
 
+/// Where a write's payload is: `skip` bytes on from the position of the iterator its index
+/// was read from (the index itself, when [`read_index`] read it in place), which the write
+/// path never moves.
+struct Source {
+    iter: *mut bindings::iov_iter,
+    skip: usize,
+}
+
+impl Source {
+    /// Copies the first `dst.len()` bytes of the payload into `dst` in `_guard`'s section (page
+    /// faults disabled: a page that is not present ends the copy); whether every byte was
+    /// copied. The iterator stays where it is.
+    ///
+    /// A write's own memory (`ITER_UBUF` and `ITER_IOVEC`: every `write(2)` and `writev(2)`) is
+    /// copied segment by segment with `rue_copy_from_user_nofault` (a payload of up to 64
+    /// bytes a word at a time, a longer one with the non-temporal copy upstream's
+    /// `copy_from_iter_nocache` makes); any other iterator (io_uring's registered buffers) with
+    /// `_copy_from_iter_nocache`, and moved back. Walking the iterator cost a 16-byte write 67
+    /// instructions of its 98 for the copy (performance.md, "Where the time goes").
+    ///
+    /// # Safety
+    ///
+    /// `self.iter` is valid and holds at least `self.skip + dst.len()` bytes.
+    #[inline(always)]
+    unsafe fn copy_to(&self, dst: &mut [u8], _guard: &WriteGuard) -> bool {
+        // SAFETY: `iter` is valid (the caller's guarantee); `copy_from_user_nofault` runs in
+        // the guard's section, with page faults disabled.
+        unsafe {
+            match user_segments(self.iter) {
+                Some(UserSegments::Ubuf(base)) => {
+                    uaccess::copy_from_user_nofault(dst, base.wrapping_add(self.skip))
+                }
+                Some(UserSegments::Iovec(iov, segs, offset)) => {
+                    copy_from_iovecs(dst, iov, segs, offset + self.skip)
+                }
+                None => {
+                    bindings::iov_iter_advance(self.iter, self.skip);
+                    let copied = bindings::_copy_from_iter_nocache(
+                        dst.as_mut_ptr().cast(),
+                        dst.len(),
+                        self.iter,
+                    );
+                    bindings::iov_iter_revert(self.iter, self.skip + copied);
+                    copied == dst.len()
+                }
+            }
+        }
+    }
+
+    /// Faults in the payload's `len` bytes (and a skipped index, already read) for a copy with
+    /// page faults disabled: `fault_in_iov_iter_readable()`. True if any could not be.
+    ///
+    /// # Safety
+    ///
+    /// `self.iter` is valid and holds at least `self.skip + len` bytes.
+    unsafe fn fault_in(&self, len: usize) -> bool {
+        // SAFETY: The caller's guarantee; faulting in does not move the iterator.
+        unsafe { bindings::fault_in_iov_iter_readable(self.iter, self.skip + len) != 0 }
+    }
+}
+
+/// The segments of user memory a user-backed iterator reads from, at its position.
+enum UserSegments {
+    /// `ITER_UBUF`: one segment, from this address.
+    Ubuf(usize),
+    /// `ITER_IOVEC`: the first iovec, how many there are, and the offset into the first.
+    Iovec(*const bindings::iovec, usize, usize),
+}
+
+/// The user memory `it` reads from next, if it iterates over user memory (`ITER_UBUF`,
+/// `ITER_IOVEC`).
+///
+/// # Safety
+///
+/// `it` is a valid iterator.
+#[inline(always)]
+unsafe fn user_segments(it: *mut bindings::iov_iter) -> Option<UserSegments> {
+    // SAFETY: `it` is valid (the caller's guarantee). Both user-backed types keep their
+    // segments in the union's first view: the base (`ubuf`) or the iovec array (`__iov`).
+    let (it, view) = unsafe { (&*it, (*it).__bindgen_anon_1.__bindgen_anon_1.as_ref()) };
+    match u32::from(it.iter_type) {
+        bindings::iter_type_ITER_UBUF => {
+            // SAFETY: `ubuf` is the member for `ITER_UBUF`.
+            let base = unsafe { view.__bindgen_anon_1.ubuf } as usize;
+            Some(UserSegments::Ubuf(base.wrapping_add(it.iov_offset)))
+        }
+        bindings::iter_type_ITER_IOVEC => {
+            // SAFETY: `__iov` is the member for `ITER_IOVEC`, with `nr_segs` iovecs;
+            // `nr_segs` is the second union's member for it.
+            let (iov, segs) = unsafe { (view.__bindgen_anon_1.__iov, it.__bindgen_anon_2.nr_segs) };
+            Some(UserSegments::Iovec(iov, segs, it.iov_offset))
+        }
+        _ => None,
+    }
+}
+
+/// Copies `dst.len()` bytes of the `segs` iovecs from `iov`, starting `offset` bytes into the
+/// first, into `dst`; whether every byte was copied. A payload in one segment, as clients
+/// write it (an iovec for the index, then one for the payload), is one copy; one spread over
+/// several is [`copy_from_iovecs_spread`]'s.
+///
+/// # Safety
+///
+/// `iov` points to `segs` iovecs (the kernel's copy of the writer's, alive for the call); page
+/// faults are disabled, or the caller may sleep.
+#[inline(always)]
+unsafe fn copy_from_iovecs(
+    dst: &mut [u8],
+    mut iov: *const bindings::iovec,
+    mut segs: usize,
+    mut offset: usize,
+) -> bool {
+    // The segment the payload starts in.
+    loop {
+        if segs == 0 {
+            return dst.is_empty();
+        }
+        // SAFETY: One of the `segs` iovecs.
+        let len = unsafe { (*iov).iov_len };
+        if offset < len {
+            break;
+        }
+        offset -= len;
+        // SAFETY: At most one past the last of the `segs` iovecs.
+        iov = unsafe { iov.add(1) };
+        segs -= 1;
+    }
+    // SAFETY: One of the `segs` iovecs, as above.
+    let seg = unsafe { &*iov };
+    if seg.iov_len - offset >= dst.len() {
+        let src = (seg.iov_base as usize).wrapping_add(offset);
+        // SAFETY: Page faults per the caller; any user address is checked by the copy.
+        return unsafe { uaccess::copy_from_user_nofault(dst, src) };
+    }
+    // SAFETY: The caller's guarantees, for the `segs` iovecs left.
+    unsafe { copy_from_iovecs_spread(dst, iov, segs, offset) }
+}
+
+/// [`copy_from_iovecs`] of a payload spread over several segments, `offset` inside the first.
+///
+/// # Safety
+///
+/// As [`copy_from_iovecs`].
+#[inline(never)]
+unsafe fn copy_from_iovecs_spread(
+    dst: &mut [u8],
+    mut iov: *const bindings::iovec,
+    segs: usize,
+    mut offset: usize,
+) -> bool {
+    let mut done = 0;
+    for _ in 0..segs {
+        if done == dst.len() {
+            break;
+        }
+        // SAFETY: One of the `segs` iovecs.
+        let seg = unsafe { &*iov };
+        if offset < seg.iov_len {
+            let n = (seg.iov_len - offset).min(dst.len() - done);
+            let src = (seg.iov_base as usize).wrapping_add(offset);
+            // SAFETY: Page faults per the caller; any user address is checked by the copy.
+            if !unsafe { uaccess::copy_from_user_nofault(&mut dst[done..done + n], src) } {
+                return false;
+            }
+            done += n;
+            offset = 0;
+        } else {
+            offset -= seg.iov_len;
+        }
+        // SAFETY: At most one past the last of the `segs` iovecs.
+        iov = unsafe { iov.add(1) };
+    }
+    done == dst.len()
+}
+
 /// Why [`copy_validate_dispatch`] recorded nothing.
 enum NotRecorded {
-    /// The copy stopped at a page that is not present after this many bytes.
-    Short(usize),
+    /// The copy stopped at a page that is not present.
+    Short,
     /// Any other error.
     Failed(Error),
     /// No consumer recorded it, and nothing was copied: the payload is still to be faulted in.
@@ -160,10 +379,11 @@ enum NotRecorded {
 
 /// # Safety
 ///
-/// `iter` valid with `payload` bytes; `event` registered.
+/// `src` holds `payload` bytes; `event` registered.
+#[inline(always)]
 unsafe fn copy_validate_dispatch(
     event: &UserEvent,
-    iter: *mut bindings::iov_iter,
+    src: &Source,
     payload: usize,
     guard: &WriteGuard,
 ) -> core::result::Result<(), NotRecorded> {
@@ -178,55 +398,53 @@ unsafe fn copy_validate_dispatch(
         .filter_map(|probe| unsafe { Consumer::of(probe).recorder(event, guard.cpu()) });
     match (recording.next(), recording.next()) {
         (None, _) => return Err(NotRecorded::Nobody),
-        // One consumer alone: the payload is copied once, straight into its record, and
+        // One ftrace file alone: the payload is copied once, straight into its record, and
         // validated there; a record that fails is discarded unseen.
-        // A consumer may still decline once asked (a pid filter that leaves this task out, a
+        // The file may still decline once asked (a pid filter that leaves this task out, a
         // full or recursing buffer): then nothing was copied, and the payload is faulted in as
         // when nobody records, so an unreadable one is `EFAULT` as upstream's.
-        (Some(Recorder::Ftrace(file)), None) => {
-            let mut copied = false;
-            // SAFETY: Under the read lock with preemption disabled; `file` is what the ftrace
-            // registration passed; the closure writes the payload after the header or fails.
-            let direct = unsafe {
-                probes::ftrace_record_with(file, payload, |record| {
-                    copied = true;
-                    // `record` holds the header ftrace wrote and `payload` bytes; `iter` is
-                    // valid. Validated with that header, as upstream validates its record.
-                    copy_and_validate(event, record, iter, guard)
-                })
+        (Some(Recorder::Ftrace(file)), None) if probes::can_discard() => {
+            // SAFETY: Under the read lock with preemption disabled (`guard`); `file` is what the
+            // ftrace registration passed; the record is committed or dropped in this section,
+            // and may be dropped (`can_discard`).
+            let Some(mut record) = (unsafe { probes::FtraceRecord::reserve(file, payload) }) else {
+                return Err(NotRecorded::Nobody);
             };
-            if let Some(result) = direct {
-                return declined_unless(copied, result);
-            }
+            // The record holds the header ftrace wrote and `payload` bytes; `src` holds them.
+            // Validated with that header, as upstream validates its record; dropped (discarded)
+            // if either fails.
+            // SAFETY: As above.
+            unsafe { copy_and_validate(event, record.record(), src, guard) }?;
+            record.commit();
+            return Ok(());
         }
+        // perf alone: the payload is copied once, into this CPU's scratch record, validated
+        // there and submitted from there, without perf's own per-CPU buffer.
         (Some(Recorder::Perf(head)), None) => {
-            let mut copied = false;
-            // SAFETY: As above; `event` is registered; `head` is what `recorder` just read.
-            let result = unsafe {
-                probes::perf_record_with(event, head, payload, |record| {
-                    copied = true;
-                    // perf writes the header at submission; until then it is zero, so that
-                    // validation sees the same record whatever the buffer held before.
-                    record[..HEADER].fill(0);
-                    copy_and_validate(event, record, iter, guard)
-                })
-            };
-            return declined_unless(copied, result);
+            // SAFETY: The first reference in this section.
+            let scratch = unsafe { scratch(guard) }.ok_or(NotRecorded::Failed(EFAULT))?;
+            let record = &mut scratch.record[..HEADER + payload];
+            // perf writes the header at submission; until then it is zero, so that validation
+            // sees the same record whatever the buffer held before.
+            record[..HEADER].fill(0);
+            // SAFETY: `record` holds the header and `payload` bytes; `src` holds them.
+            unsafe { copy_and_validate(event, record, src, guard) }?;
+            // SAFETY: A write, in task context; under the read lock with preemption disabled,
+            // in which the perf probe was just seen; `event` is registered; `head` is what `recorder` just read; `record`
+            // and `regs` are this CPU's, borrowed here; `record` holds at most `RECORD_SIZE`
+            // bytes, `PERF_MAX_TRACE_SIZE`.
+            unsafe { probes::perf_submit(event, head, record, &mut scratch.regs) };
+            return Ok(());
         }
         _ => {}
     }
-    let base = BOUNCE.load(Ordering::Acquire);
     let cpu = guard.cpu();
-    if base.is_null() || cpu >= BOUNCE_CPUS.load(Ordering::Relaxed) {
-        return Err(NotRecorded::Failed(EFAULT));
-    }
-    // SAFETY: `base` holds `BOUNCE_CPUS * BOUNCE_SIZE` bytes, this CPU's slice is in range and
-    // used by nobody else while preemption is disabled.
-    let record =
-        unsafe { core::slice::from_raw_parts_mut(base.add(cpu * BOUNCE_SIZE), HEADER + payload) };
+    // SAFETY: The first reference in this section.
+    let scratch = unsafe { scratch(guard) }.ok_or(NotRecorded::Failed(EFAULT))?;
+    let record = &mut scratch.record[..HEADER + payload];
     record[..HEADER].fill(0);
-    // SAFETY: `record` holds the header and `payload` bytes; `iter` is valid.
-    unsafe { copy_and_validate(event, record, iter, guard) }?;
+    // SAFETY: `record` holds the header and `payload` bytes; `src` holds them.
+    unsafe { copy_and_validate(event, record, src, guard) }?;
     let data = &record[HEADER..];
     let mut faulted = false;
     // SAFETY: As above.
@@ -252,45 +470,24 @@ unsafe fn copy_validate_dispatch(
     }
 }
 
-/// `result` if the consumer copied the payload, else [`NotRecorded::Nobody`]: it declined once
-/// asked, and the payload is still to be faulted in.
-fn declined_unless(
-    copied: bool,
-    result: core::result::Result<(), NotRecorded>,
-) -> core::result::Result<(), NotRecorded> {
-    if copied {
-        result
-    } else {
-        Err(NotRecorded::Nobody)
-    }
-}
-
-/// Copies the payload from the writer's memory into `record` after its header, in `_guard`'s
+/// Copies the payload from the writer's memory into `record` after its header, in `guard`'s
 /// section (page faults disabled: a page that is not present ends the copy short), and
 /// validates the record.
 ///
-/// The copy is `_copy_from_iter_nocache`, as upstream's `copy_nofault` into its record, called
-/// without `copy_from_iter_nocache`'s `check_copy_size` as the kernel crate's `IovIterSource`
-/// calls `_copy_from_iter`: the destination is a slice of exactly the bytes copied.
-///
 /// # Safety
 ///
-/// `record` is the header and the payload's room; `iter` is valid with at least
-/// `record.len() - HEADER` bytes.
+/// `record` is the header and the payload's room; `src` holds at least `record.len() - HEADER`
+/// bytes.
 #[inline(always)]
 unsafe fn copy_and_validate(
     event: &UserEvent,
     record: &mut [u8],
-    iter: *mut bindings::iov_iter,
-    _guard: &WriteGuard,
+    src: &Source,
+    guard: &WriteGuard,
 ) -> core::result::Result<(), NotRecorded> {
-    let data = &mut record[HEADER..];
-    // SAFETY: `data` has room for `data.len()` bytes; `iter` is valid; page faults are disabled
-    // in the guard's section, so the copy never sleeps.
-    let copied =
-        unsafe { bindings::_copy_from_iter_nocache(data.as_mut_ptr().cast(), data.len(), iter) };
-    if copied != data.len() {
-        return Err(NotRecorded::Short(copied));
+    // SAFETY: `src` holds the payload's bytes (the caller's guarantee).
+    if !unsafe { src.copy_to(&mut record[HEADER..], guard) } {
+        return Err(NotRecorded::Short);
     }
     if !event.validators().is_empty()
         && validate::validate(record, event.validators().iter().copied()).is_err()
@@ -340,8 +537,8 @@ unsafe fn call_other_probe(
 pub(crate) struct WriteIndex {
     /// The index into the file's table.
     pub(crate) value: usize,
-    /// Whether the iterator is still at the index (read in place, consumed only by a write that
-    /// goes on to its payload: [`WriteIndex::consume`]) or already past it (copied).
+    /// Whether the iterator is still at the index (read in place; the write path reads the
+    /// payload after it without moving the iterator: [`Source`]) or already past it (copied).
     in_place: bool,
 }
 
@@ -356,19 +553,14 @@ impl WriteIndex {
         }
     }
 
-    /// Moves `iov`, which [`read_index`] read this index from, past the index to the payload.
+    /// Bytes of the iterator [`read_index`] read this index from that are still the index:
+    /// the payload starts this far on.
     #[inline(always)]
-    pub(crate) fn consume(self, iov: &mut IovIterSource<'_>) {
+    fn skip(&self) -> usize {
         if self.in_place {
-            // SAFETY: `iov` wraps a valid iterator, borrowed mutably here, whose current segment
-            // holds the index (`read_index` read it in place and nothing moved it since).
-            #[cfg(CONFIG_X86_64)]
-            unsafe {
-                advance_user(iov.as_raw(), abi::WRITE_INDEX_SIZE)
-            };
-            // Only x86-64 reads the index in place.
-            #[cfg(not(CONFIG_X86_64))]
-            let _ = iov;
+            abi::WRITE_INDEX_SIZE
+        } else {
+            0
         }
     }
 }
@@ -377,8 +569,8 @@ impl WriteIndex {
 ///
 /// Upstream's `copy_from_iter`, but on x86-64 an index in the iterator's current segment (a
 /// `write(2)` buffer, or the first iovec of a `writev(2)`: clients give the index an iovec of
-/// its own) is read with one `get_user()` and the iterator left where it is until the write goes
-/// on to its payload ([`WriteIndex::consume`]): no C call but the read, where
+/// its own) is read with one `get_user()` and the iterator left where it is (the payload is
+/// read after it, [`Source`]): no C call but the read, where
 /// `copy_from_iter` took 5 % of an enabled write under emulation (performance.md, "Where the
 /// time goes"), and nothing more for a write that fails its checks (`ENOENT`, `EBADF`). A fault
 /// is `EFAULT` either way.
@@ -416,65 +608,19 @@ pub(crate) fn read_index(iov: &mut IovIterSource<'_>) -> Result<WriteIndex> {
 /// `it` is a valid iterator.
 #[cfg(CONFIG_X86_64)]
 unsafe fn user_segment_start(it: *mut bindings::iov_iter, len: usize) -> Option<usize> {
-    // SAFETY: `it` is valid (the caller's guarantee). Both user-backed types keep their
-    // segments in the union's first view: the base (`ubuf`) or the iovec array (`__iov`), and
-    // the bytes left (`count`).
-    let (it, view) = unsafe { (&*it, (*it).__bindgen_anon_1.__bindgen_anon_1.as_ref()) };
-    if view.count < len {
+    // SAFETY: `it` is valid (the caller's guarantee); `count` is the first view's bytes left.
+    if unsafe { (*it).__bindgen_anon_1.__bindgen_anon_1.as_ref().count } < len {
         return None;
     }
-    let (base, left) = match u32::from(it.iter_type) {
-        bindings::iter_type_ITER_UBUF => {
-            // SAFETY: `ubuf` is the member for `ITER_UBUF`, whose one segment is `count` long.
-            let base = unsafe { view.__bindgen_anon_1.ubuf };
-            (base as usize, view.count)
+    // SAFETY: As above.
+    match unsafe { user_segments(it) }? {
+        // The one segment holds the `count` bytes left.
+        UserSegments::Ubuf(addr) => Some(addr),
+        UserSegments::Iovec(iov, _, offset) => {
+            // SAFETY: An `ITER_IOVEC` iterator with bytes left has its current iovec.
+            let first = unsafe { &*iov };
+            (first.iov_len.checked_sub(offset)? >= len)
+                .then(|| (first.iov_base as usize).wrapping_add(offset))
         }
-        bindings::iter_type_ITER_IOVEC => {
-            // SAFETY: `__iov` is the member for `ITER_IOVEC`: the kernel's copy of the writer's
-            // iovecs, at least one while `count` is not zero, live for the call.
-            let first = unsafe { &*view.__bindgen_anon_1.__iov };
-            (
-                first.iov_base as usize,
-                first.iov_len.checked_sub(it.iov_offset)?,
-            )
-        }
-        _ => return None,
-    };
-    (left >= len).then(|| base.wrapping_add(it.iov_offset))
-}
-
-/// `iov_iter_advance()` of a user-backed iterator by `len` bytes of its current segment
-/// (`iov_iter_iovec_advance()`: a segment read to its end is left, and so are empty ones).
-///
-/// # Safety
-///
-/// `it` is valid and [`user_segment_start`] found `len` bytes in its current segment.
-#[cfg(CONFIG_X86_64)]
-unsafe fn advance_user(it: *mut bindings::iov_iter, len: usize) {
-    // SAFETY: `it` is valid and ours to change (the caller's guarantee).
-    let it = unsafe { &mut *it };
-    // SAFETY: As in `user_segment_start`, the first view is the one in use.
-    let view = unsafe { it.__bindgen_anon_1.__bindgen_anon_1.as_mut() };
-    view.count -= len;
-    if u32::from(it.iter_type) == bindings::iter_type_ITER_UBUF {
-        it.iov_offset += len;
-        return;
     }
-    // SAFETY: An `ITER_IOVEC` iterator: `__iov` points to `nr_segs` iovecs.
-    let (mut iov, mut segs) = unsafe { (view.__bindgen_anon_1.__iov, it.__bindgen_anon_2.nr_segs) };
-    let mut offset = it.iov_offset + len;
-    while segs > 0 {
-        // SAFETY: `iov` is one of the `nr_segs` iovecs.
-        let seg = unsafe { (*iov).iov_len };
-        if offset < seg {
-            break;
-        }
-        offset -= seg;
-        // SAFETY: At most one past the last iovec.
-        iov = unsafe { iov.add(1) };
-        segs -= 1;
-    }
-    it.iov_offset = offset;
-    it.__bindgen_anon_2.nr_segs = segs;
-    view.__bindgen_anon_1.__iov = iov;
 }

@@ -44,7 +44,10 @@
  * upstream": the two measurements of a pair are a few milliseconds apart, so a
  * host whose speed drifts moves both alike.
  *
- * Usage: write_bench [-P] [-n N] [-r RUNS] [CASE...]
+ * With -W, the timed calls of every run are insnprof's counting window
+ * (insnprof.h): give one case and -r 1 to profile one kind of call exactly.
+ *
+ * Usage: write_bench [-P] [-W] [-n N] [-r RUNS] [CASE...]
  *   CASE selects the cases whose names start with it; default every case.
  */
 #define _GNU_SOURCE
@@ -59,6 +62,7 @@
 
 #include "bench.h"
 #include "../selftests/rust_user_events/rue_bpf.h"
+#include "insnprof.h"
 
 #define EVENT "__rue_wb"
 #define EVENT_EP "__rue_wb_ep"
@@ -167,11 +171,20 @@ static long calls_per_run(void)
 	return n / 4 + n;
 }
 
+static int window;			/* -W: the timed calls are insnprof's window */
+
 /* One run: a warm-up, then N timed calls. */
 static double measure(const struct loop *l)
 {
+	double ns;
+
 	time_loop(l, n / 4);
-	return time_loop(l, n);
+	if (window)
+		insnprof_start();
+	ns = time_loop(l, n);
+	if (window)
+		insnprof_stop();
+	return ns;
 }
 
 /* Sets @l up for writev() of [@idx][@size bytes] to P->data_fd. */
@@ -622,12 +635,16 @@ int main(int argc, char **argv)
 	int opt;
 
 	providers[0].prefix = getenv("RUE_BENCH_PREFIX");
-	while ((opt = getopt(argc, argv, "Pn:r:")) != -1) {
+	while ((opt = getopt(argc, argv, "PWn:r:")) != -1) {
 		switch (opt) {
 		case 'P':
 			nproviders = 2;
 			providers[0] = (struct provider){ .name = "module", .prefix = "rue_" };
 			providers[1] = (struct provider){ .name = "upstream" };
+			break;
+		case 'W':
+			window = 1;
+			insnprof_init();
 			break;
 		case 'n':
 			n = atol(optarg);
@@ -636,7 +653,7 @@ int main(int argc, char **argv)
 			runs = atoi(optarg);
 			break;
 		default:
-			fprintf(stderr, "usage: write_bench [-P] [-n N] [-r RUNS] [CASE...]\n");
+			fprintf(stderr, "usage: write_bench [-P] [-W] [-n N] [-r RUNS] [CASE...]\n");
 			return 2;
 		}
 	}

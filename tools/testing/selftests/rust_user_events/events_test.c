@@ -25,6 +25,7 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+#include <linux/io_uring.h>
 #include <linux/user_events.h>
 
 #include "kselftest_harness.h"
@@ -619,6 +620,153 @@ TEST_F(ev, every_iovec_shape_of_the_index_records_the_payload)
 		EXPECT_EQ(1, count_in(buf, want)) TH_LOG("%s missing; trace:\n%s", want, buf);
 	}
 	EXPECT_EQ(0, unreg_event(self->fd, &self->check, 0));
+}
+
+/*
+ * The payload wherever the iovecs put it: in one iovec after the index's, spread
+ * over several (of up to 64 bytes, copied a word at a time, and longer ones),
+ * after empty iovecs, sharing the index's iovec, or one write() buffer. Each is
+ * recorded byte for byte;
+ * one that runs into a PROT_NONE page, inside a word or past 64 bytes, in its
+ * first iovec or a later one, is EFAULT and records nothing.
+ */
+TEST_F(ev, payload_from_every_segment_shape_is_recorded_exactly)
+{
+	enum { LEN = 100 };
+	long page = sysconf(_SC_PAGESIZE);
+	static char buf[1 << 17];
+	unsigned char rec[4 + LEN], *p = rec + 4, *pages, *edge;
+	char want[LEN + 32];
+	__u32 idx = 9;
+	int n = 0;
+
+	pages = mmap(NULL, 2 * page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, pages);
+	ASSERT_EQ(0, mprotect(pages + page, page, PROT_NONE));
+	ASSERT_EQ(0, reg_event(self->fd, "__rue_pl char[100] s", &self->check, 4, 0, 0, &idx));
+	ASSERT_EQ(0, write_file(TRACEFS "events/user_events/__rue_pl/enable", "1"));
+	ASSERT_EQ(0, write_file(TRACEFS "trace", ""));
+	memcpy(rec, &idx, 4);
+	/* Shape n's payload: LEN - 1 letters from 'A' + n, then NUL. */
+#define FILL()                                                                     \
+	do {                                                                       \
+		for (int i = 0; i < LEN - 1; i++)                                  \
+			p[i] = 'A' + (n + i) % 26;                                 \
+		p[LEN - 1] = 0;                                                    \
+		n++;                                                               \
+	} while (0)
+#define SHAPE(...)                                                                 \
+	do {                                                                       \
+		struct iovec iov[] = { __VA_ARGS__ };                              \
+		FILL();                                                            \
+		EXPECT_EQ(sizeof(rec),                                             \
+			  writev(self->fd, iov, sizeof(iov) / sizeof(iov[0])))     \
+			TH_LOG("shape %d: %s", n, strerror(errno));                \
+	} while (0)
+	SHAPE({ rec, 4 }, { p, LEN });
+	SHAPE({ rec, 4 }, { p, 1 }, { p + 1, 63 }, { p + 64, 36 });
+	SHAPE({ rec, 4 }, { p, 70 }, { p + 70, 30 });
+	SHAPE({ rec, 4 }, { NULL, 0 }, { p, 13 }, { NULL, 0 }, { p + 13, LEN - 13 });
+	SHAPE({ rec, 50 }, { rec + 50, sizeof(rec) - 50 });
+	SHAPE({ rec, 5 }, { rec + 5, 3 }, { rec + 8, sizeof(rec) - 8 });
+	FILL();
+	EXPECT_EQ(sizeof(rec), write(self->fd, rec, sizeof(rec)));
+#undef SHAPE
+#undef FILL
+
+	/* The payload's last bytes on the PROT_NONE page: 13 short (inside a word), 1 short. */
+	memset(pages, 'x', page);
+	for (int shortfall = 13; shortfall > 0; shortfall -= 12) {
+		edge = pages + page + shortfall;
+		struct iovec one[] = { { rec, 4 }, { edge - LEN, LEN } };
+		struct iovec later[] = { { rec, 4 }, { p, 40 }, { edge - (LEN - 40), LEN - 40 } };
+		struct iovec words[] = { { rec, 4 }, { p, LEN - 8 }, { pages + page - 4, 8 } };
+
+		EXPECT_EQ(-1, writev(self->fd, one, 2));
+		EXPECT_EQ(EFAULT, errno);
+		EXPECT_EQ(-1, writev(self->fd, later, 3));
+		EXPECT_EQ(EFAULT, errno);
+		EXPECT_EQ(-1, writev(self->fd, words, 3));
+		EXPECT_EQ(EFAULT, errno);
+	}
+
+	ASSERT_EQ(0, write_file(TRACEFS "events/user_events/__rue_pl/enable", "0"));
+	EXPECT_LT(0, read_file(TRACEFS "trace", buf, sizeof(buf)));
+	EXPECT_EQ(n, count_in(buf, "__rue_pl:")) TH_LOG("trace:\n%s", buf);
+	for (int k = 0; k < n; k++) {
+		int len = snprintf(want, sizeof(want), "__rue_pl: s=");
+
+		for (int i = 0; i < LEN - 1; i++)
+			want[len++] = 'A' + (k + i) % 26;
+		want[len++] = '\n';
+		want[len] = 0;
+		EXPECT_EQ(1, count_in(buf, want)) TH_LOG("shape %d missing; trace:\n%s", k + 1, buf);
+	}
+	EXPECT_EQ(0, unreg_event(self->fd, &self->check, 0));
+	munmap(pages, 2 * page);
+}
+
+/*
+ * A write from kernel pages (io_uring's IORING_OP_WRITE_FIXED: a registered
+ * buffer, an ITER_BVEC iterator, not the writer's memory) is recorded byte for
+ * byte too. Skipped where the kernel has no io_uring (the test kernel).
+ */
+TEST_F(ev, payload_from_a_registered_io_uring_buffer_is_recorded)
+{
+	struct io_uring_params par = { 0 };
+	static char buf[1 << 16];
+	static unsigned char rec[4 + 16] __attribute__((aligned(4096)));
+	struct iovec reg = { rec, sizeof(rec) };
+	struct io_uring_sqe *sqe;
+	struct io_uring_cqe *cqe;
+	unsigned char *sq, *cq;
+	__u32 idx = 9, *tail, *head;
+	int ring;
+
+	ring = syscall(__NR_io_uring_setup, 4, &par);
+	if (ring < 0 && (errno == ENOSYS || errno == EPERM))
+		SKIP(return, "no io_uring here: %s", strerror(errno));
+	ASSERT_LE(0, ring) TH_LOG("io_uring_setup: %s", strerror(errno));
+	sq = mmap(NULL, par.sq_off.array + par.sq_entries * sizeof(__u32), PROT_READ | PROT_WRITE,
+		  MAP_SHARED | MAP_POPULATE, ring, IORING_OFF_SQ_RING);
+	cq = mmap(NULL, par.cq_off.cqes + par.cq_entries * sizeof(*cqe), PROT_READ | PROT_WRITE,
+		  MAP_SHARED | MAP_POPULATE, ring, IORING_OFF_CQ_RING);
+	sqe = mmap(NULL, par.sq_entries * sizeof(*sqe), PROT_READ | PROT_WRITE,
+		   MAP_SHARED | MAP_POPULATE, ring, IORING_OFF_SQES);
+	ASSERT_NE(MAP_FAILED, sq);
+	ASSERT_NE(MAP_FAILED, cq);
+	ASSERT_NE(MAP_FAILED, sqe);
+	ASSERT_EQ(0, syscall(__NR_io_uring_register, ring, IORING_REGISTER_BUFFERS, &reg, 1));
+
+	ASSERT_EQ(0, reg_event(self->fd, "__rue_ur char[16] s", &self->check, 4, 0, 0, &idx));
+	ASSERT_EQ(0, write_file(TRACEFS "events/user_events/__rue_ur/enable", "1"));
+	ASSERT_EQ(0, write_file(TRACEFS "trace", ""));
+	memcpy(rec, &idx, 4);
+	memcpy(rec + 4, "from-kernel-pag", 16);
+
+	memset(sqe, 0, sizeof(*sqe));
+	sqe->opcode = IORING_OP_WRITE_FIXED;
+	sqe->fd = self->fd;
+	sqe->addr = (__u64)(uintptr_t)rec;
+	sqe->len = sizeof(rec);
+	sqe->buf_index = 0;
+	tail = (__u32 *)(sq + par.sq_off.tail);
+	((__u32 *)(sq + par.sq_off.array))[*tail & *(__u32 *)(sq + par.sq_off.ring_mask)] = 0;
+	__atomic_store_n(tail, *tail + 1, __ATOMIC_RELEASE);
+	ASSERT_EQ(1, syscall(__NR_io_uring_enter, ring, 1, 1, IORING_ENTER_GETEVENTS, NULL, 0))
+		TH_LOG("io_uring_enter: %s", strerror(errno));
+	head = (__u32 *)(cq + par.cq_off.head);
+	ASSERT_NE(*head, __atomic_load_n((__u32 *)(cq + par.cq_off.tail), __ATOMIC_ACQUIRE));
+	cqe = (struct io_uring_cqe *)(cq + par.cq_off.cqes) +
+	      (*head & *(__u32 *)(cq + par.cq_off.ring_mask));
+	EXPECT_EQ(sizeof(rec), cqe->res) TH_LOG("WRITE_FIXED: %s", strerror(-cqe->res));
+	__atomic_store_n(head, *head + 1, __ATOMIC_RELEASE);
+
+	ASSERT_EQ(0, write_file(TRACEFS "events/user_events/__rue_ur/enable", "0"));
+	EXPECT_LT(0, read_file(TRACEFS "trace", buf, sizeof(buf)));
+	EXPECT_EQ(1, count_in(buf, "__rue_ur: s=from-kernel-pag\n")) TH_LOG("trace:\n%s", buf);
+	EXPECT_EQ(0, unreg_event(self->fd, &self->check, 0));
+	close(ring);
 }
 
 TEST_F(ev, unregister_errnos_and_clears_bit_while_enabled)
