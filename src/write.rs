@@ -24,7 +24,7 @@ use crate::{
     uaccess,
 };
 use core::{
-    ptr::null_mut,
+    ptr::{null_mut, NonNull},
     sync::atomic::{AtomicPtr, AtomicU64, AtomicUsize, Ordering},
 };
 use kernel::{iov::IovIterSource, prelude::*};
@@ -148,6 +148,7 @@ pub(crate) unsafe fn write_event(
     let src = Source {
         iter: iov.as_raw(),
         skip: index.skip(),
+        own_iovec: index.payload_iovec,
     };
     if payload > MAX_PAYLOAD {
         // SAFETY: The iterator holds the index (if not moved past) and the payload.
@@ -198,6 +199,9 @@ pub(crate) unsafe fn write_event(
 struct Source {
     iter: *mut bindings::iov_iter,
     skip: usize,
+    /// The iovec the payload starts, when [`read_index`] found the index in one of its own (the
+    /// clients' shape).
+    own_iovec: Option<NonNull<bindings::iovec>>,
 }
 
 impl Source {
@@ -217,6 +221,14 @@ impl Source {
     /// `self.iter` is valid and holds at least `self.skip + dst.len()` bytes.
     #[inline(always)]
     unsafe fn copy_to(&self, dst: &mut [u8], _guard: &WriteGuard) -> bool {
+        if let Some(iov) = self.own_iovec {
+            // SAFETY: One of the iterator's iovecs, alive for the call.
+            let seg = unsafe { iov.as_ref() };
+            if seg.iov_len >= dst.len() {
+                // SAFETY: Page faults are disabled in the guard's section.
+                return unsafe { uaccess::copy_from_user_nofault(dst, seg.iov_base as usize) };
+            }
+        }
         // SAFETY: `iter` is valid (the caller's guarantee); `copy_from_user_nofault` runs in
         // the guard's section, with page faults disabled.
         unsafe {
@@ -540,6 +552,9 @@ pub(crate) struct WriteIndex {
     /// Whether the iterator is still at the index (read in place; the write path reads the
     /// payload after it without moving the iterator: [`Source`]) or already past it (copied).
     in_place: bool,
+    /// The iovec after the index's, when the index was read in place from an iovec of its own
+    /// and another follows: where the payload starts.
+    payload_iovec: Option<NonNull<bindings::iovec>>,
 }
 
 impl WriteIndex {
@@ -578,36 +593,44 @@ impl WriteIndex {
 pub(crate) fn read_index(iov: &mut IovIterSource<'_>) -> Result<WriteIndex> {
     let mut index = [0u8; abi::WRITE_INDEX_SIZE];
     #[cfg(CONFIG_X86_64)]
-    let in_place = {
+    let (in_place, payload_iovec) = {
         let it = iov.as_raw();
         // SAFETY: `it` is the valid source iterator `iov` wraps, which this function borrows
         // mutably for its duration.
         match unsafe { user_segment_start(it, index.len()) } {
-            Some(addr) => {
+            Some((addr, next)) => {
                 index = uaccess::get_user_u32(addr)?.to_ne_bytes();
-                true
+                (true, next)
             }
-            None => false,
+            None => (false, None),
         }
     };
     #[cfg(not(CONFIG_X86_64))]
-    let in_place = false;
+    let (in_place, payload_iovec) = (false, None);
     if !in_place && iov.copy_from_iter(&mut index) != index.len() {
         return Err(EFAULT);
     }
     let value = usize::try_from(i32::from_ne_bytes(index)).map_err(|_| EINVAL)?;
-    Ok(WriteIndex { value, in_place })
+    Ok(WriteIndex {
+        value,
+        in_place,
+        payload_iovec,
+    })
 }
 
 /// The address of the next byte of `it`, if it iterates over user memory (`ITER_UBUF`,
 /// `ITER_IOVEC`) and its current segment holds at least `len` more bytes (`iter_iov_addr()`,
-/// `iter_iov_len()`).
+/// `iter_iov_len()`); and the next iovec, if the segment holds exactly those and another
+/// follows.
 ///
 /// # Safety
 ///
 /// `it` is a valid iterator.
 #[cfg(CONFIG_X86_64)]
-unsafe fn user_segment_start(it: *mut bindings::iov_iter, len: usize) -> Option<usize> {
+unsafe fn user_segment_start(
+    it: *mut bindings::iov_iter,
+    len: usize,
+) -> Option<(usize, Option<NonNull<bindings::iovec>>)> {
     // SAFETY: `it` is valid (the caller's guarantee); `count` is the first view's bytes left.
     if unsafe { (*it).__bindgen_anon_1.__bindgen_anon_1.as_ref().count } < len {
         return None;
@@ -615,12 +638,18 @@ unsafe fn user_segment_start(it: *mut bindings::iov_iter, len: usize) -> Option<
     // SAFETY: As above.
     match unsafe { user_segments(it) }? {
         // The one segment holds the `count` bytes left.
-        UserSegments::Ubuf(addr) => Some(addr),
-        UserSegments::Iovec(iov, _, offset) => {
+        UserSegments::Ubuf(addr) => Some((addr, None)),
+        UserSegments::Iovec(iov, segs, offset) => {
             // SAFETY: An `ITER_IOVEC` iterator with bytes left has its current iovec.
             let first = unsafe { &*iov };
-            (first.iov_len.checked_sub(offset)? >= len)
-                .then(|| (first.iov_base as usize).wrapping_add(offset))
+            let left = first.iov_len.checked_sub(offset)?;
+            if left < len {
+                return None;
+            }
+            let addr = (first.iov_base as usize).wrapping_add(offset);
+            // SAFETY: The next of the `segs` iovecs, if there is one.
+            let next = (left == len && segs > 1).then(|| unsafe { iov.add(1) });
+            Some((addr, next.and_then(|p| NonNull::new(p.cast_mut()))))
         }
     }
 }
