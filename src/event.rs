@@ -28,7 +28,7 @@
 use crate::{
     bindings, deferred,
     event_mutex::Held,
-    kbuf::{self, KBuf},
+    kbuf::{self, KBuf, StackBuf},
     logic::{
         grammar::{self, FieldSpec, Validator},
         print_fmt,
@@ -135,6 +135,9 @@ unsafe impl AlwaysRefCounted for UserEvent {
 /// a few conversions (`"a=%u", REC->a` is 17 bytes for a one-letter field).
 const PRINT_FMT_BASE: usize = 64;
 
+/// The longest print format written on the stack ([`UserEvent::new`]).
+const PRINT_FMT_STACK: usize = 256;
+
 /// Appends `s` and a NUL to `strings`, returning the range of `s`.
 fn push_str(strings: &mut KVec<u8>, s: &[u8]) -> Result<Range<usize>> {
     let start = strings.len();
@@ -164,10 +167,11 @@ fn names<'a>(
 
 /// The string at `range` of `strings`.
 fn str_in<'a>(strings: &'a [u8], range: &Range<usize>) -> &'a str {
-    // The strings were copied from `&str`s, so every stored range is valid UTF-8.
+    // The strings were copied from `&str`s, so every stored range is valid UTF-8; checked all
+    // the same, as this is safe code, quickly for ASCII.
     strings
         .get(range.clone())
-        .and_then(|b| core::str::from_utf8(b).ok())
+        .and_then(grammar::utf8)
         .unwrap_or("")
 }
 
@@ -233,12 +237,20 @@ impl UserEvent {
                 GFP_KERNEL,
             )?;
         }
-        let print_fmt = KBuf::c_string(2 * args.len() + PRINT_FMT_BASE, |buf| {
-            print_fmt::write_print_fmt(buf, names(&strings, &fields))
-        })?;
+        // The print format reads the field names in `strings`, so it is written elsewhere first:
+        // on the stack when short, as nearly all are, else into an allocation.
         let start = strings.len();
-        kbuf::extend(&mut strings, &print_fmt)?;
-        let print_fmt = start..start + print_fmt.len() - 1;
+        let mut short = StackBuf::<PRINT_FMT_STACK>::new();
+        if print_fmt::write_print_fmt(&mut short, names(&strings, &fields)).is_ok() {
+            kbuf::extend(&mut strings, short.as_bytes())?;
+            strings.push(0, GFP_KERNEL)?;
+        } else {
+            let long = KBuf::c_string(2 * args.len() + PRINT_FMT_BASE, |buf| {
+                print_fmt::write_print_fmt(buf, names(&strings, &fields))
+            })?;
+            kbuf::extend(&mut strings, &long)?;
+        }
+        let print_fmt = start..strings.len() - 1;
         KBox::pin_init(
             pin_init!(Self {
                 call: Opaque::zeroed(),

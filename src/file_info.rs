@@ -13,7 +13,7 @@ use crate::{
             self, Command, SizeError, UserReg, UserUnreg, USER_REG_MIN_SIZE,
             USER_REG_WRITE_INDEX_OFFSET, USER_UNREG_MIN_SIZE,
         },
-        segments,
+        grammar, segments,
     },
     scope, uaccess, write,
 };
@@ -374,7 +374,7 @@ impl FileInfo {
         let nodes = scope.reserve(&mut Held::lock(), enable_addr, enable_bit)?;
         let name = read_name(name_args)?;
         // Upstream accepts any bytes in a name; this module needs UTF-8 (deviations.md).
-        let name = core::str::from_utf8(&name).map_err(|_| EINVAL)?;
+        let name = grammar::utf8(&name).ok_or(EINVAL)?;
 
         let event = self.group.find_or_create(name, flags)?;
         let index = self.add_ref(&event)?;

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! A growable byte buffer that pure logic can write text into (`core::fmt::Write`).
+//! Byte buffers that pure logic can write text into (`core::fmt::Write`): a growable one, and
+//! a fixed one on the stack for short text.
 
-use core::fmt;
+use core::{fmt, mem::MaybeUninit};
 use kernel::prelude::*;
 
 /// Bytes written through `fmt::Write`; an allocation failure surfaces as `fmt::Error`.
@@ -66,4 +67,47 @@ pub(crate) fn extend(vec: &mut KVec<u8>, bytes: &[u8]) -> Result {
     // SAFETY: The `bytes.len()` bytes after the length were just written, within the capacity.
     unsafe { vec.inc_len(bytes.len()) };
     Ok(())
+}
+
+/// Up to `N` bytes of text on the stack, written through `fmt::Write`; a write that would not
+/// fit fails, and the text is then to be written into a [`KBuf`].
+///
+/// # Invariants
+///
+/// The first `len` bytes of `bytes` are initialised, and `len <= N`.
+pub(crate) struct StackBuf<const N: usize> {
+    bytes: [MaybeUninit<u8>; N],
+    len: usize,
+}
+
+impl<const N: usize> StackBuf<N> {
+    /// An empty buffer.
+    #[inline]
+    pub(crate) fn new() -> Self {
+        // INVARIANT: No byte is initialised, and none is claimed.
+        Self {
+            bytes: [MaybeUninit::uninit(); N],
+            len: 0,
+        }
+    }
+
+    /// The bytes written.
+    #[inline]
+    pub(crate) fn as_bytes(&self) -> &[u8] {
+        // SAFETY: The first `len` bytes are initialised (type invariants).
+        unsafe { core::slice::from_raw_parts(self.bytes.as_ptr().cast(), self.len) }
+    }
+}
+
+impl<const N: usize> fmt::Write for StackBuf<N> {
+    #[inline]
+    fn write_str(&mut self, s: &str) -> fmt::Result {
+        let room = self.bytes.get_mut(self.len..).ok_or(fmt::Error)?;
+        let room = room.get_mut(..s.len()).ok_or(fmt::Error)?;
+        // SAFETY: `room` has `s.len()` bytes and does not overlap `s`.
+        unsafe { core::ptr::copy_nonoverlapping(s.as_ptr(), room.as_mut_ptr().cast(), s.len()) };
+        // INVARIANT: The `s.len()` bytes after `len` were just written, within `N`.
+        self.len += s.len();
+        Ok(())
+    }
 }

@@ -72,6 +72,18 @@ fn split_byte(s: &str, byte: u8) -> impl Iterator<Item = &str> {
     })
 }
 
+/// `bytes` as text, if they are UTF-8 (`core::str::from_utf8`): ASCII, what commands nearly
+/// always are, is checked a word at a time (`<[u8]>::is_ascii`), where `from_utf8` took about
+/// ten instructions a byte for a short command (performance.md, "Where the time goes").
+pub(crate) fn utf8(bytes: &[u8]) -> Option<&str> {
+    if bytes.is_ascii() {
+        // SAFETY: ASCII is UTF-8.
+        Some(unsafe { core::str::from_utf8_unchecked(bytes) })
+    } else {
+        core::str::from_utf8(bytes).ok()
+    }
+}
+
 /// The part of `s` a C string function sees: everything before the first NUL.
 pub(crate) fn c_str(s: &str) -> &str {
     match find_byte(s, 0) {

@@ -614,3 +614,27 @@ fn dyn_test_size_types() {
     assert!(!command_parses("__test_event struct custom a"));
     assert!(!command_parses("__test_event char a 20"));
 }
+
+#[test]
+fn utf8_takes_what_from_utf8_takes() {
+    let cases: [&[u8]; 8] = [
+        b"",
+        b"__test_event u32 a",
+        b"\x7f\x00ascii to the last byte",
+        "caf\u{e9} u32 a".as_bytes(),
+        "\u{1f600} \u{10ffff}".as_bytes(),
+        b"\xff",
+        b"ok so far \xc3",
+        b"\xc3\x28 overlong and bad",
+    ];
+    for bytes in cases {
+        assert_eq!(utf8(bytes), core::str::from_utf8(bytes).ok(), "{bytes:?}");
+    }
+    // Every single byte, and every two-byte sequence.
+    for a in 0..=255u8 {
+        assert_eq!(utf8(&[a]), core::str::from_utf8(&[a]).ok());
+        for b in 0..=255u8 {
+            assert_eq!(utf8(&[a, b]), core::str::from_utf8(&[a, b]).ok(), "{a:#x} {b:#x}");
+        }
+    }
+}

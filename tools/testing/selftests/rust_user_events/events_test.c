@@ -226,6 +226,40 @@ TEST_F(ev, format_file_is_exact)
 	EXPECT_EQ(0, unreg_event(self->fd, &self->check, 0));
 }
 
+/*
+ * A print format longer than the 256 bytes the module writes on the stack (it
+ * then writes it into an allocation), and one just under: both exact.
+ */
+TEST_F(ev, long_print_formats_are_exact)
+{
+	static char buf[8192], cmd[2048], want[4096];
+	int counts[] = { 4, 5 };
+
+	for (int k = 0; k < 2; k++) {
+		int n = counts[k], c = 0, w;
+
+		c += snprintf(cmd + c, sizeof(cmd) - c, "__rue_lf%d", n);
+		w = snprintf(want, sizeof(want), "print fmt: \"");
+		for (int i = 0; i < n; i++) {
+			c += snprintf(cmd + c, sizeof(cmd) - c, "%s u64 field_with_a_long_name_%02d",
+				      i ? ";" : "", i);
+			w += snprintf(want + w, sizeof(want) - w, "%sfield_with_a_long_name_%02d=%%llu",
+				      i ? " " : "", i);
+		}
+		w += snprintf(want + w, sizeof(want) - w, "\"");
+		for (int i = 0; i < n; i++)
+			w += snprintf(want + w, sizeof(want) - w, ", REC->field_with_a_long_name_%02d", i);
+		snprintf(want + w, sizeof(want) - w, "\n");
+		/* 4 fields: 253 bytes of format; 5: 316. */
+		EXPECT_EQ(k ? 316 : 253, (int)strlen(want) - 12) TH_LOG("%s", want);
+		ASSERT_EQ(0, reg_event(self->fd, cmd, &self->check, 4, 0, 0, NULL));
+		snprintf(cmd, sizeof(cmd), TRACEFS "events/user_events/__rue_lf%d/format", n);
+		ASSERT_LT(0, read_file(cmd, buf, sizeof(buf)));
+		EXPECT_NE(NULL, strstr(buf, want)) TH_LOG("want %s\nformat:\n%s", want, buf);
+		EXPECT_EQ(0, unreg_event(self->fd, &self->check, 0));
+	}
+}
+
 TEST_F(ev, enable_sets_bit_and_trace_shows_fields)
 {
 	struct {
