@@ -443,10 +443,9 @@ impl Drop for FtraceRecord {
 /// [`soft_disabled`]), in an instance that records no stack traces, with no console printing or
 /// export of events registered, what they add is the record's header and the per-CPU
 /// "save this task's name" flag, which [`direct_reserve`] and [`FtraceRecord::commit`] write
-/// themselves: five calls into the
-/// tracing core fewer per record (Documentation/performance.md). The flags are a hint read
-/// without locks, as the core reads them: a filter attached while a write runs may miss that
-/// write, as with the core's own path.
+/// themselves: five calls into the tracing core fewer per record
+/// (Documentation/performance.md). The flags are a hint read without locks, as the core reads
+/// them: a filter attached while a write runs may miss that write, as with the core's own path.
 ///
 /// # Safety
 ///
