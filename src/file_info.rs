@@ -404,7 +404,7 @@ impl FileInfo {
     /// `DIAG_IOCSDEL` (upstream `user_events_ioctl_del`).
     fn del(&self, arg: usize) -> Result {
         let name = read_name(arg as u64)?;
-        let name = core::str::from_utf8(&name).map_err(|_| ENOENT)?;
+        let name = grammar::utf8(&name).ok_or(ENOENT)?;
         let _reg = self.group.reg_mutex.lock();
         self.group.delete(name)
     }

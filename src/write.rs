@@ -49,7 +49,7 @@ pub(crate) struct Scratch {
     /// own per-CPU registers, whose other fields stay zero too.
     regs: bindings::pt_regs,
     /// A record, `[trace_entry][payload]`: where a payload is copied and validated when perf
-    /// alone or several consumers record it (a bounce buffer).
+    /// alone or several consumers record it.
     record: [u8; RECORD_SIZE],
 }
 
