@@ -2,8 +2,9 @@
 /*
  * C shim of rust_user_events: one-line wrappers for static inlines and macros
  * that bindgen cannot see, and the C side of the load-time layout check.
- * No logic lives here but rue_trace_entry_now(), the body of a function the
- * kernel does not export, written with the same inlines, and
+ * No logic lives here but rue_tracing_gen_ctx_dec(), the body of a function
+ * the kernel does not export, written with the same inlines (src/tracepoint.rs
+ * has it inline on x86-64), and
  * rue_copy_from_user_nofault(), a user copy in one user access section, which
  * only C can open (unsafe_get_user() and its exception table entries).
  */
@@ -46,6 +47,23 @@ enum {
 	RUE_TASK_MM = offsetof(struct task_struct, mm),
 	RUE_TASK_PAGEFAULT_DISABLED = offsetof(struct task_struct, pagefault_disabled),
 	RUE_TASK_PERF_RECURSION = offsetof(struct task_struct, perf_recursion),
+	RUE_TASK_PID = offsetof(struct task_struct, pid),
+	RUE_TASK_MIGRATION_DISABLED = offsetof(struct task_struct, migration_disabled),
+#ifdef CONFIG_X86_64
+	RUE_TASK_TI_FLAGS = offsetof(struct task_struct, thread_info.flags),
+#endif
+};
+
+/*
+ * The fields of the preemption count (include/linux/preempt.h) that
+ * tracing_gen_ctx_irq_test() reads, which src/tracepoint.rs checks
+ * src/logic/trace_ctx.rs against at build time.
+ */
+enum {
+	RUE_PREEMPT_MASK = PREEMPT_MASK,
+	RUE_SOFTIRQ_MASK = SOFTIRQ_MASK,
+	RUE_HARDIRQ_MASK = HARDIRQ_MASK,
+	RUE_NMI_MASK = NMI_MASK,
 };
 
 /* One `offsetof`/`sizeof` fact as C computes it; see src/layout.rs. */
@@ -176,13 +194,14 @@ void *rue_per_cpu_ptr(void *ptr, unsigned int cpu);
 void rue_trace_event_discard(struct trace_event_buffer *fbuffer,
 			     struct ring_buffer_event **buffered, int *buffered_cnt);
 /*
- * The trace_entry that trace_event_buffer_reserve() writes at the head of a
- * record of an event of @type hit now: tracing_generic_entry_update() with
- * tracing_gen_ctx_dec(). That calls tracing_gen_ctx_irq_test(), which is not
- * exported, so its body (kernel/trace/trace.c) is repeated with the same
- * inlines. Call it where the core computes it: in the tracepoint's section
- * (preemption disabled once), before the ring buffer reserve.
+ * The context that trace_event_buffer_reserve() writes into the header of a
+ * record of an event hit now: tracing_gen_ctx_dec(). That calls
+ * tracing_gen_ctx_irq_test(), which is not exported, so its body
+ * (kernel/trace/trace.c) is repeated with the same inlines. Call it where the
+ * core computes it: in the tracepoint's section (preemption disabled once),
+ * before the ring buffer reserve. x86-64 computes it inline instead
+ * (src/tracepoint.rs).
  */
-struct trace_entry rue_trace_entry_now(unsigned short type);
+unsigned int rue_tracing_gen_ctx_dec(void);
 
 #endif /* RUE_SHIM_H */

@@ -47,8 +47,11 @@ macro_rules! constant {
     };
 }
 
+/// How many facts there are: `thread_info.flags` is read on x86-64 only.
+const FACTS: usize = if cfg!(CONFIG_X86_64) { 29 } else { 28 };
+
 /// The Rust side of the check, in the order of `rue_layout_c`.
-fn rust_layout() -> [Fact; 26] {
+fn rust_layout() -> [Fact; FACTS] {
     [
         size!(file),
         offset!(file, private_data),
@@ -78,6 +81,13 @@ fn rust_layout() -> [Fact; 26] {
             "task_struct.perf_recursion",
             bindings::RUE_TASK_PERF_RECURSION
         ),
+        constant!("task_struct.pid", bindings::RUE_TASK_PID),
+        constant!(
+            "task_struct.migration_disabled",
+            bindings::RUE_TASK_MIGRATION_DISABLED
+        ),
+        #[cfg(CONFIG_X86_64)]
+        constant!("task_struct.thread_info.flags", bindings::RUE_TASK_TI_FLAGS),
         // The module-local bindings' view of the tracing core's structures, which their layout
         // tests check against clang only: a GCC-built kernel is checked here.
         offset!(trace_event_file, event_call),

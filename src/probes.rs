@@ -17,8 +17,8 @@ use crate::{
     task,
     tracepoint::{self, Probe, ReadGuard},
 };
-use core::sync::atomic::{compiler_fence, AtomicPtr, Ordering};
-use core::{fmt, ptr::NonNull};
+use core::sync::atomic::{compiler_fence, AtomicI32, AtomicPtr, Ordering};
+use core::{fmt, mem::MaybeUninit, ptr::NonNull};
 use kernel::prelude::*;
 
 /// `EVENT_STATUS_FTRACE`.
@@ -87,7 +87,7 @@ impl Consumer {
                 }
                 // Its triggers run on every write, recorded or not.
                 if flags & bindings::EVENT_FILE_FL_TRIGGER_MODE as c_ulong != 0 {
-                    return Some(Recorder::Ftrace(file));
+                    return Some(Recorder::Ftrace(file, flags));
                 }
                 if flags & bindings::EVENT_FILE_FL_SOFT_DISABLED as c_ulong != 0 {
                     return None;
@@ -96,7 +96,7 @@ impl Consumer {
                 // `tracing_on` writes (`tracer_tracing_off`), read once.
                 let off =
                     unsafe { core::ptr::addr_of!((*(*file).tr).buffer_disabled).read_volatile() };
-                (off == 0).then_some(Recorder::Ftrace(file))
+                (off == 0).then_some(Recorder::Ftrace(file, flags))
             }
             // SAFETY: Guaranteed by the caller; this consumer is the perf probe, just seen in
             // the probe array.
@@ -109,8 +109,9 @@ impl Consumer {
 /// A consumer that would record a write now ([`Consumer::recorder`]), with what recording needs.
 #[derive(Clone, Copy)]
 pub(crate) enum Recorder {
-    /// The module's ftrace probe's file.
-    Ftrace(*mut bindings::trace_event_file),
+    /// The module's ftrace probe's file, not null, and its flags as read, which say it is
+    /// enabled.
+    Ftrace(*mut bindings::trace_event_file, c_ulong),
     /// The module's perf probe, with this CPU's list of perf events on the event.
     Perf(NonNull<bindings::hlist_head>),
     /// Any other probe.
@@ -220,13 +221,16 @@ pub(crate) unsafe extern "C" fn ftrace_probe(
 ) {
     // SAFETY: The caller passes a valid iterator.
     let count = unsafe { bindings::rue_iov_iter_count(iter) };
+    let mut core = CoreRoom::uninit();
     // SAFETY: As required by `ftrace_record`, guaranteed by the caller.
-    if let Some(mut record) = unsafe { FtraceRecord::reserve(tpdata.cast(), count) } {
-        // SAFETY: `record` has room for `count` bytes after the header; the iterator is a kernel
-        // iterator over `count` validated bytes, so the copy is complete and cannot fault.
-        unsafe { bindings::_copy_from_iter(record.payload().as_mut_ptr().cast(), count, iter) };
-        record.commit();
-    }
+    let Some(mut record) = (unsafe { FtraceRecord::reserve(tpdata.cast(), count, &mut core) })
+    else {
+        return;
+    };
+    // SAFETY: `record` has room for `count` bytes after the header; the iterator is a kernel
+    // iterator over `count` validated bytes, so the copy is complete and cannot fault.
+    unsafe { bindings::_copy_from_iter(record.payload().as_mut_ptr().cast(), count, iter) };
+    record.commit();
 }
 
 /// Records `payload` into the ring buffer of the ftrace instance `file` belongs to.
@@ -236,13 +240,15 @@ pub(crate) unsafe extern "C" fn ftrace_probe(
 /// Under the tracepoint read lock with preemption disabled; `file` the probe data registered
 /// by [`rue_rust_user_event_reg`] for ftrace; `payload` validated.
 pub(crate) unsafe fn ftrace_record(file: *mut bindings::trace_event_file, payload: &[u8]) {
+    let mut core = CoreRoom::uninit();
     // SAFETY: Guaranteed by the caller.
-    if let Some(mut record) = unsafe { FtraceRecord::reserve(file, payload.len()) } {
-        // SAFETY: The payload's room is writable for `payload.len()` bytes, and is not
-        // `payload`.
-        unsafe { copy_to_record(record.payload().as_mut_ptr(), payload) };
-        record.commit();
-    }
+    let Some(mut record) = (unsafe { FtraceRecord::reserve(file, payload.len(), &mut core) })
+    else {
+        return;
+    };
+    // SAFETY: The payload's room is writable for `payload.len()` bytes, and is not `payload`.
+    unsafe { copy_to_record(record.payload().as_mut_ptr(), payload) };
+    record.commit();
 }
 
 /// What discarding a reserved ftrace record needs ([`Discard`]), published once at load: the
@@ -289,15 +295,29 @@ unsafe fn copy_to_record(dst: *mut u8, payload: &[u8]) {
     };
 }
 
-/// What the direct path needs ([`Direct`]), published once at load as [`DISCARD_BUFFERED`] is.
-static PRINTK_KEY: AtomicPtr<bindings::static_key> = AtomicPtr::new(core::ptr::null_mut());
-static EXPORTS_KEY: AtomicPtr<bindings::static_key> = AtomicPtr::new(core::ptr::null_mut());
+/// A static key's count that says "on": the direct path is off until [`enable_direct`].
+static KEY_UNRESOLVED: AtomicI32 = AtomicI32::new(1);
+
+/// What the direct path needs ([`Direct`]), published once at load as [`DISCARD_BUFFERED`] is:
+/// the counts of the two static keys (until then [`KEY_UNRESOLVED`]), and the per-CPU flag.
+static PRINTK_COUNT: AtomicPtr<AtomicI32> =
+    AtomicPtr::new(core::ptr::addr_of!(KEY_UNRESOLVED).cast_mut());
+static EXPORTS_COUNT: AtomicPtr<AtomicI32> =
+    AtomicPtr::new(core::ptr::addr_of!(KEY_UNRESOLVED).cast_mut());
 static TASKINFO_SAVE: AtomicPtr<bool> = AtomicPtr::new(core::ptr::null_mut());
+
+/// The count of the static key `key`, an `atomic_t` (an `int` the jump-label code changes
+/// atomically).
+fn key_count(key: NonNull<bindings::static_key>) -> *mut AtomicI32 {
+    // SAFETY: `key` is a live static key; this computes the address of its count, reading
+    // nothing. `AtomicI32` has the size and alignment of `int`.
+    unsafe { core::ptr::addr_of_mut!((*key.as_ptr()).enabled.counter) }.cast()
+}
 
 /// Lets [`FtraceRecord::reserve`] take the direct path, with the resolved symbols.
 pub(crate) fn enable_direct(direct: Direct) {
-    PRINTK_KEY.store(direct.printk_key.as_ptr(), Ordering::Relaxed);
-    EXPORTS_KEY.store(direct.exports_key.as_ptr(), Ordering::Relaxed);
+    PRINTK_COUNT.store(key_count(direct.printk_key), Ordering::Relaxed);
+    EXPORTS_COUNT.store(key_count(direct.exports_key), Ordering::Relaxed);
     TASKINFO_SAVE.store(direct.taskinfo_save.as_ptr(), Ordering::Release);
 }
 
@@ -308,24 +328,37 @@ pub(crate) fn enable_direct(direct: Direct) {
 ///
 /// `entry` is the reserved record, `8 + count` bytes, this CPU's until committed or discarded,
 /// in the section (tracepoint read side, preemption disabled) it was reserved in.
-pub(crate) struct FtraceRecord {
-    how: Reserved,
+pub(crate) struct FtraceRecord<'a> {
+    how: Reserved<'a>,
     entry: *mut u8,
     count: usize,
 }
 
 /// How an [`FtraceRecord`] was reserved, which says how to commit or discard it.
-enum Reserved {
+enum Reserved<'a> {
     /// On the direct path: the ring buffer and the event reserved in it.
     Direct(
         *mut bindings::trace_buffer,
         *mut bindings::ring_buffer_event,
     ),
-    /// Through the tracing core's event layer.
-    Core(bindings::trace_event_buffer),
+    /// Through the tracing core's event layer, whose state is in the caller's [`CoreRoom`].
+    Core(&'a mut bindings::trace_event_buffer),
 }
 
-impl FtraceRecord {
+/// Room on the caller's stack for the tracing core's state of a record reserved through its
+/// event layer: the direct path leaves it untouched, and the record stays small enough to be
+/// kept in registers.
+pub(crate) struct CoreRoom(MaybeUninit<bindings::trace_event_buffer>);
+
+impl CoreRoom {
+    /// Room not yet written.
+    #[inline(always)]
+    pub(crate) fn uninit() -> Self {
+        Self(MaybeUninit::uninit())
+    }
+}
+
+impl<'a> FtraceRecord<'a> {
     /// Reserves a record of `count` payload bytes in the ring buffer of `file`'s instance, if
     /// `file` records now (enabled, not soft-disabled, the buffer not full or recursing).
     ///
@@ -337,39 +370,78 @@ impl FtraceRecord {
     pub(crate) unsafe fn reserve(
         file: *mut bindings::trace_event_file,
         count: usize,
+        core: &'a mut CoreRoom,
     ) -> Option<Self> {
         if file.is_null() {
             return None;
         }
         // SAFETY: `file` is the live ftrace file the probe was registered with.
         let flags = unsafe { (*file).flags };
-        if flags & bindings::EVENT_FILE_FL_ENABLED as c_ulong == 0
-            // SAFETY: As above.
-            || unsafe { soft_disabled(file, flags) }
-        {
+        if flags & bindings::EVENT_FILE_FL_ENABLED as c_ulong == 0 {
+            return None;
+        }
+        // SAFETY: As above; `flags` says the file is enabled.
+        unsafe { Self::reserve_enabled(file, flags, count, core) }
+    }
+
+    /// [`FtraceRecord::reserve`] for a file whose `flags`, just read, say it is enabled
+    /// ([`Recorder::Ftrace`]).
+    ///
+    /// # Safety
+    ///
+    /// As [`FtraceRecord::reserve`]; `file` is not null, and `flags` was read from it in this
+    /// section.
+    #[inline(always)]
+    pub(crate) unsafe fn reserve_enabled(
+        file: *mut bindings::trace_event_file,
+        flags: c_ulong,
+        count: usize,
+        core: &'a mut CoreRoom,
+    ) -> Option<Self> {
+        // SAFETY: `file` is live (the caller's guarantee).
+        if unsafe { soft_disabled(file, flags) } {
             return None;
         }
         // SAFETY: As above.
-        let (how, entry) = match unsafe { direct_buffer(file, flags) } {
-            Some(buffer) => {
-                // SAFETY: As above; `direct_buffer` found the instance's buffer, and nothing
-                // that the event layer would do for this record.
-                let (event, entry) = unsafe { direct_reserve(file, buffer, count) }?;
-                (Reserved::Direct(buffer, event), entry)
-            }
-            None => {
-                let mut fbuf = bindings::trace_event_buffer::default();
-                // SAFETY: `file` is live; `fbuf` is writable; the size includes the header.
-                let entry =
-                    unsafe { bindings::trace_event_buffer_reserve(&mut fbuf, file, 8 + count) };
-                if entry.is_null() {
-                    return None;
-                }
-                (Reserved::Core(fbuf), entry.cast::<u8>())
-            }
+        let Some(buffer) = (unsafe { direct_buffer(file, flags) }) else {
+            // SAFETY: As above.
+            return unsafe { Self::reserve_core(file, count, core) };
         };
+        // SAFETY: As above; `direct_buffer` found the instance's buffer, and nothing that the
+        // event layer would do for this record.
+        let (event, entry) = unsafe { direct_reserve(file, buffer, count) }?;
         // INVARIANT: Just reserved, `8 + count` bytes, in the caller's section.
-        Some(Self { how, entry, count })
+        Some(Self {
+            how: Reserved::Direct(buffer, event),
+            entry,
+            count,
+        })
+    }
+
+    /// [`FtraceRecord::reserve_enabled`] through the tracing core's event layer.
+    ///
+    /// # Safety
+    ///
+    /// As [`FtraceRecord::reserve_enabled`].
+    #[inline(always)]
+    unsafe fn reserve_core(
+        file: *mut bindings::trace_event_file,
+        count: usize,
+        core: &'a mut CoreRoom,
+    ) -> Option<Self> {
+        let fbuf = core.0.write(bindings::trace_event_buffer::default());
+        // SAFETY: `file` is live (the caller's guarantee); `fbuf` is writable; the size
+        // includes the header.
+        let entry = unsafe { bindings::trace_event_buffer_reserve(fbuf, file, 8 + count) };
+        if entry.is_null() {
+            return None;
+        }
+        // INVARIANT: Just reserved, `8 + count` bytes, in the caller's section.
+        Some(Self {
+            how: Reserved::Core(fbuf),
+            entry: entry.cast(),
+            count,
+        })
     }
 
     /// The whole record: the header and the payload's room.
@@ -389,9 +461,9 @@ impl FtraceRecord {
     /// Commits the record, its payload written.
     #[inline(always)]
     pub(crate) fn commit(self) {
-        let this = core::mem::ManuallyDrop::new(self);
-        match this.how {
-            Reserved::Direct(buffer, _) => {
+        let mut this = core::mem::ManuallyDrop::new(self);
+        match &mut this.how {
+            &mut Reserved::Direct(buffer, _) => {
                 // `__buffer_unlock_commit()`: the task's name is saved at the next context
                 // switch.
                 // SAFETY: Published by `enable_direct` before any file exists; a per-CPU `bool`.
@@ -400,15 +472,15 @@ impl FtraceRecord {
                 // discarded: `this` is not dropped.
                 unsafe { bindings::ring_buffer_unlock_commit(buffer) };
             }
-            Reserved::Core(mut fbuf) => {
+            Reserved::Core(fbuf) => {
                 // SAFETY: As above, reserved through the event layer.
-                unsafe { bindings::trace_event_buffer_commit(&mut fbuf) };
+                unsafe { bindings::trace_event_buffer_commit(&mut **fbuf) };
             }
         }
     }
 }
 
-impl Drop for FtraceRecord {
+impl Drop for FtraceRecord<'_> {
     /// Discards the record, never seen.
     #[inline(always)]
     fn drop(&mut self) {
@@ -424,7 +496,7 @@ impl Drop for FtraceRecord {
                 // kernel-lifetime data.
                 unsafe {
                     bindings::rue_trace_event_discard(
-                        fbuf,
+                        &mut **fbuf,
                         DISCARD_BUFFERED.load(Ordering::Acquire),
                         DISCARD_BUFFERED_CNT.load(Ordering::Relaxed),
                     )
@@ -464,17 +536,12 @@ unsafe fn direct_buffer(
     if flags & EVENT_LAYER != 0 {
         return None;
     }
-    let printk = PRINTK_KEY.load(Ordering::Relaxed);
-    let exports = EXPORTS_KEY.load(Ordering::Relaxed);
-    if printk.is_null() || exports.is_null() {
-        return None;
-    }
-    // SAFETY: Both keys are kernel-lifetime statics (published by `enable_direct`); their
-    // counts are read once, as `static_key_enabled()` does.
+    // SAFETY: Both counts are kernel-lifetime statics' (published by `enable_direct`) or
+    // `KEY_UNRESOLVED`; read once, as `static_key_enabled()` reads them.
     let (printk, exports) = unsafe {
         (
-            core::ptr::addr_of!((*printk).enabled.counter).read_volatile(),
-            core::ptr::addr_of!((*exports).enabled.counter).read_volatile(),
+            (*PRINTK_COUNT.load(Ordering::Relaxed)).load(Ordering::Relaxed),
+            (*EXPORTS_COUNT.load(Ordering::Relaxed)).load(Ordering::Relaxed),
         )
     };
     // Not zero: on, or being turned on (-1 while its jump labels are patched).
@@ -512,9 +579,16 @@ unsafe fn direct_reserve(
     // gave it, which fits the header's `unsigned short`.
     let ty = unsafe { (*(*file).event_call).event.type_ } as u16;
     // Before the reserve, which disables preemption once more: the header counts the writer's
-    // context as the core's does (`rue_trace_entry_now`).
-    // SAFETY: No preconditions but the section, which the caller holds.
-    let header = unsafe { bindings::rue_trace_entry_now(ty) };
+    // context as the core's does (`tracing_generic_entry_update()`).
+    let ctx = tracepoint::trace_ctx();
+    let header = bindings::trace_entry {
+        type_: ty,
+        // CAST: The flags are bits 16 to 23 of the context, the depths bits 0 to 7.
+        flags: (ctx >> 16) as u8,
+        // CAST: As above.
+        preempt_count: ctx as u8,
+        pid: task::pid(),
+    };
     // SAFETY: `buffer` is the instance's live ring buffer (the caller's guarantee); the length
     // includes the header.
     let event = unsafe { bindings::ring_buffer_lock_reserve(buffer, 8 + count) };

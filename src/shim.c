@@ -54,6 +54,11 @@ const struct rue_layout_entry rue_layout_c[] = {
 	RUE_OFFSET(task_struct, mm),
 	RUE_OFFSET(task_struct, pagefault_disabled),
 	RUE_OFFSET(task_struct, perf_recursion),
+	RUE_OFFSET(task_struct, pid),
+	RUE_OFFSET(task_struct, migration_disabled),
+#ifdef CONFIG_X86_64
+	RUE_OFFSET(task_struct, thread_info.flags),
+#endif
 	RUE_OFFSET(trace_event_file, event_call),
 	RUE_OFFSET(trace_event_file, tr),
 	RUE_OFFSET(trace_event_file, flags),
@@ -329,9 +334,8 @@ void rue_trace_event_discard(struct trace_event_buffer *fbuffer,
 	ring_buffer_discard_commit(fbuffer->buffer, fbuffer->event);
 }
 
-struct trace_entry rue_trace_entry_now(unsigned short type)
+unsigned int rue_tracing_gen_ctx_dec(void)
 {
-	struct trace_entry entry;
 	unsigned int flags, pc, ctx;
 	unsigned short migration = 0;
 	unsigned long irqflags;
@@ -358,9 +362,8 @@ struct trace_entry rue_trace_entry_now(unsigned short type)
 #endif
 	ctx = (flags << 16) | min_t(unsigned int, pc & 0xff, 0xf) |
 	      min_t(unsigned int, migration, 0xf) << 4;
-	/* tracing_gen_ctx_dec(): the tracepoint's own preempt_disable() not counted. */
+	/* The tracepoint's own preempt_disable() not counted. */
 	if (IS_ENABLED(CONFIG_PREEMPTION))
 		ctx--;
-	tracing_generic_entry_update(&entry, type, ctx);
-	return entry;
+	return ctx;
 }

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! The calling task (`current`) and the three fields of a task the module reads: its address
-//! space (`mm`, of the calling task or a forked child), and the calling task's page-fault-disable
-//! count (`pagefault_disabled`) and perf recursion counts (`perf_recursion`).
+//! The calling task (`current`) and the fields of a task the module reads: its address space
+//! (`mm`, of the calling task or a forked child), and the calling task's page-fault-disable count
+//! (`pagefault_disabled`), perf recursion counts (`perf_recursion`), and what an ftrace record's
+//! header says of it (`pid`, `migration_disabled`, the `TIF_*` flags).
 //!
 //! C header: [`include/linux/sched.h`](srctree/include/linux/sched.h)
 //!
@@ -20,13 +21,15 @@ use kernel::ffi::c_int;
 #[inline(always)]
 pub(crate) fn current() -> *mut bindings::task_struct {
     let task: *mut bindings::task_struct;
-    // SAFETY: One per-CPU load (`this_cpu_read_const(const_current_task)`).
+    // SAFETY: One per-CPU load (`this_cpu_read_const(const_current_task)`). `pure` and
+    // `nomem`, as C's `const` read: a task always reads itself there, so one load serves a
+    // whole function.
     unsafe {
         core::arch::asm!(
             "movq %gs:{ct}(%rip), {task}",
             ct = sym bindings::current_task,
             task = out(reg) task,
-            options(att_syntax, nostack, readonly, preserves_flags),
+            options(att_syntax, nostack, pure, nomem, preserves_flags),
         )
     };
     task
@@ -91,4 +94,43 @@ pub(crate) fn pagefault_disabled() -> *mut c_int {
     // SAFETY: `current()` is this task, live while it runs, and `offset` is the offset of its
     // `int pagefault_disabled` as C lays it out (checked at load): the pointer is in bounds.
     unsafe { current().byte_add(offset).cast::<c_int>() }
+}
+
+/// `current->pid`: the calling task's id in the initial namespace, which ftrace records.
+#[inline(always)]
+pub(crate) fn pid() -> c_int {
+    // CAST: A field offset within `task_struct`.
+    let offset = bindings::RUE_TASK_PID as usize;
+    // SAFETY: `current()` is this task, live while it runs, and `offset` is the offset of its
+    // `pid_t pid` as C lays it out (checked at load); set before the task first runs.
+    unsafe { current().byte_add(offset).cast::<c_int>().read() }
+}
+
+/// `current->migration_disabled`: how many `migrate_disable()` the calling task is inside.
+#[inline(always)]
+pub(crate) fn migration_disabled() -> u16 {
+    // CAST: A field offset within `task_struct`.
+    let offset = bindings::RUE_TASK_MIGRATION_DISABLED as usize;
+    // SAFETY: `current()` is this task, live while it runs, and `offset` is the offset of its
+    // `unsigned short migration_disabled` as C lays it out (checked at load), which only the
+    // task itself changes.
+    unsafe { current().byte_add(offset).cast::<u16>().read() }
+}
+
+/// `current_thread_info()->flags`: the calling task's `TIF_*` bits, read once, as
+/// `tif_test_bit()` reads them (other CPUs set `TIF_NEED_RESCHED` at any time).
+#[cfg(CONFIG_X86_64)]
+#[inline(always)]
+pub(crate) fn thread_flags() -> kernel::ffi::c_ulong {
+    // CAST: A field offset within `task_struct`.
+    let offset = bindings::RUE_TASK_TI_FLAGS as usize;
+    // SAFETY: `current()` is this task, live while it runs, and `offset` is the offset of its
+    // `thread_info.flags` as C lays it out (checked at load); a volatile read, as other CPUs
+    // set bits in it.
+    unsafe {
+        current()
+            .byte_add(offset)
+            .cast::<kernel::ffi::c_ulong>()
+            .read_volatile()
+    }
 }

@@ -128,6 +128,17 @@ impl Drop for WriteGuard {
     }
 }
 
+/// The writer's context as an ftrace record's header gives it (`tracing_gen_ctx_dec()`): the
+/// `TRACE_FLAG_*` bits (interrupts off, NMI, hard or soft interrupt, bottom halves off, a
+/// reschedule due) in bits 16 to 23, the preemption depth in bits 0 to 3, and the
+/// migrate-disable depth in bits 4 to 7, each capped at 15. Meant for a [`WriteGuard`]'s
+/// section, where the core computes it in its tracepoint's: the section's own
+/// `preempt_disable()` is not counted.
+#[inline(always)]
+pub(crate) fn trace_ctx() -> u32 {
+    section::trace_ctx()
+}
+
 /// [`WriteGuard`]'s entry and exit on x86-64, as the kernel's inlines compile there: each a
 /// per-CPU instruction or a field of `current` (`preempt_disable_notrace()`,
 /// `pagefault_disable()`, `raw_smp_processor_id()`, `srcu_read_lock_fast_notrace()` and their
@@ -138,7 +149,7 @@ impl Drop for WriteGuard {
 /// this is that flavour.
 #[cfg(all(CONFIG_X86_64, CONFIG_SMP, CONFIG_HAS_SEPARATE_PREEMPT_RESCHED_BITS))]
 mod section {
-    use crate::{bindings, task};
+    use crate::{bindings, logic::trace_ctx, task};
     use core::{
         arch::asm,
         mem::offset_of,
@@ -291,6 +302,91 @@ mod section {
         cpu as usize
     }
 
+    /// `tracing_gen_ctx_dec()`, with the body of the non-exported `tracing_gen_ctx_irq_test()`
+    /// (kernel/trace/trace.c, [`trace_ctx::compose`]) read as its inlines compile on x86-64:
+    /// the interrupt flag, this CPU's preemption count (whose top bit is
+    /// `PREEMPT_NEED_RESCHED`, inverted) and two fields of `current`.
+    #[cfg(not(CONFIG_PREEMPT_RT))]
+    #[inline(always)]
+    pub(super) fn trace_ctx() -> u32 {
+        /// `PREEMPT_NEED_RESCHED`, set while no reschedule is due (asm/preempt.h).
+        const NO_RESCHED_DUE: u64 = 1 << 63;
+        let eflags: u64;
+        // SAFETY: `pushf; pop` (`native_save_fl()`); it uses the stack, and changes nothing
+        // else. A barrier, as the C inline's `memory` clobber.
+        unsafe {
+            asm!(
+                "pushfq",
+                "popq {f}",
+                f = out(reg) eflags,
+                options(att_syntax, preserves_flags),
+            )
+        };
+        let count: u64;
+        // SAFETY: One per-CPU load (`raw_cpu_read_8(__preempt_count)`).
+        unsafe {
+            asm!(
+                "movq %gs:{pc}(%rip), {c}",
+                pc = sym bindings::__preempt_count,
+                c = out(reg) count,
+                options(att_syntax, nostack, readonly, preserves_flags),
+            )
+        };
+        let thread_flags = task::thread_flags();
+        let mut resched = 0;
+        if thread_flags & (1 << bindings::TIF_NEED_RESCHED) != 0 {
+            resched |= trace_ctx::NEED_RESCHED;
+        }
+        #[cfg(CONFIG_ARCH_HAS_PREEMPT_LAZY)]
+        if thread_flags & (1 << bindings::TIF_NEED_RESCHED_LAZY) != 0 {
+            resched |= trace_ctx::NEED_RESCHED_LAZY;
+        }
+        if count & NO_RESCHED_DUE == 0 {
+            resched |= trace_ctx::PREEMPT_RESCHED;
+        }
+        let ctx = trace_ctx::compose(
+            eflags & (1 << bindings::X86_EFLAGS_IF_BIT) == 0,
+            // CAST: `preempt_count()`: the count is the low 32 bits, the top bit aside.
+            count as u32,
+            task::migration_disabled(),
+            resched,
+        );
+        // The section's own `preempt_disable()` not counted.
+        if cfg!(CONFIG_PREEMPTION) {
+            ctx.wrapping_sub(1)
+        } else {
+            ctx
+        }
+    }
+
+    // `trace_ctx::compose` speaks the kernel's values.
+    const _: () = {
+        assert!(trace_ctx::IRQS_OFF == bindings::trace_flag_type_TRACE_FLAG_IRQS_OFF);
+        assert!(
+            trace_ctx::NEED_RESCHED_LAZY == bindings::trace_flag_type_TRACE_FLAG_NEED_RESCHED_LAZY
+        );
+        assert!(trace_ctx::NEED_RESCHED == bindings::trace_flag_type_TRACE_FLAG_NEED_RESCHED);
+        assert!(trace_ctx::HARDIRQ == bindings::trace_flag_type_TRACE_FLAG_HARDIRQ);
+        assert!(trace_ctx::SOFTIRQ == bindings::trace_flag_type_TRACE_FLAG_SOFTIRQ);
+        assert!(trace_ctx::PREEMPT_RESCHED == bindings::trace_flag_type_TRACE_FLAG_PREEMPT_RESCHED);
+        assert!(trace_ctx::NMI == bindings::trace_flag_type_TRACE_FLAG_NMI);
+        assert!(trace_ctx::BH_OFF == bindings::trace_flag_type_TRACE_FLAG_BH_OFF);
+        assert!(trace_ctx::SOFTIRQ_SHIFT == bindings::SOFTIRQ_SHIFT);
+        assert!(trace_ctx::SOFTIRQ_OFFSET == bindings::SOFTIRQ_OFFSET);
+        assert!(trace_ctx::SOFTIRQ_MASK == bindings::RUE_SOFTIRQ_MASK);
+        assert!(trace_ctx::HARDIRQ_MASK == bindings::RUE_HARDIRQ_MASK);
+        assert!(trace_ctx::NMI_MASK == bindings::RUE_NMI_MASK);
+        assert!(bindings::RUE_PREEMPT_MASK == 0xff);
+    };
+
+    /// `tracing_gen_ctx_dec()`, in C: on PREEMPT_RT the soft-interrupt count is the task's.
+    #[cfg(CONFIG_PREEMPT_RT)]
+    #[inline(always)]
+    pub(super) fn trace_ctx() -> u32 {
+        // SAFETY: No preconditions.
+        unsafe { bindings::rue_tracing_gen_ctx_dec() }
+    }
+
     /// `srcu_read_lock_fast_notrace(&tracepoint_srcu)`: the current counter pair's `srcu_locks`
     /// incremented on this CPU. Returns the pair, for the unlock.
     #[inline(always)]
@@ -359,6 +455,13 @@ mod section {
     pub(super) unsafe fn leave(cookie: *mut c_void) {
         // SAFETY: The caller's guarantee.
         unsafe { bindings::rue_tracepoint_write_unlock(cookie) };
+    }
+
+    /// `tracing_gen_ctx_dec()`, in C.
+    #[inline(always)]
+    pub(super) fn trace_ctx() -> u32 {
+        // SAFETY: No preconditions.
+        unsafe { bindings::rue_tracing_gen_ctx_dec() }
     }
 }
 

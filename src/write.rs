@@ -415,11 +415,14 @@ unsafe fn copy_validate_dispatch(
         // The file may still decline once asked (a pid filter that leaves this task out, a
         // full or recursing buffer): then nothing was copied, and the payload is faulted in as
         // when nobody records, so an unreadable one is `EFAULT` as upstream's.
-        (Some(Recorder::Ftrace(file)), None) if probes::can_discard() => {
+        (Some(Recorder::Ftrace(file, flags)), None) if probes::can_discard() => {
+            let mut core = probes::CoreRoom::uninit();
             // SAFETY: Under the read lock with preemption disabled (`guard`); `file` is what the
-            // ftrace registration passed; the record is committed or dropped in this section,
-            // and may be dropped (`can_discard`).
-            let Some(mut record) = (unsafe { probes::FtraceRecord::reserve(file, payload) }) else {
+            // ftrace registration passed, `flags` what `recorder` just read from it; the record
+            // is committed or dropped in this section, and may be dropped (`can_discard`).
+            let Some(mut record) =
+                (unsafe { probes::FtraceRecord::reserve_enabled(file, flags, payload, &mut core) })
+            else {
                 return Err(NotRecorded::Nobody);
             };
             // The record holds the header ftrace wrote and `payload` bytes; `src` holds them.

@@ -13,5 +13,6 @@ pub(crate) mod segments;
 pub(crate) mod show;
 pub(crate) mod stats;
 pub(crate) mod status;
+pub(crate) mod trace_ctx;
 pub(crate) mod trace_output;
 pub(crate) mod validate;

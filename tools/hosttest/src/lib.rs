@@ -37,6 +37,8 @@ mod stats_tests;
 #[cfg(test)]
 mod status_tests;
 #[cfg(test)]
+mod trace_ctx_tests;
+#[cfg(test)]
 mod trace_output_tests;
 #[cfg(test)]
 mod validate_tests;
