@@ -155,7 +155,7 @@ mod section {
         mem::offset_of,
         sync::atomic::{compiler_fence, Ordering},
     };
-    use kernel::ffi::c_void;
+    use kernel::ffi::{c_ulong, c_void};
 
     /// Disables preemption and page faults and enters the read side; returns the read side's
     /// cookie and the CPU.
@@ -309,8 +309,6 @@ mod section {
     #[cfg(not(CONFIG_PREEMPT_RT))]
     #[inline(always)]
     pub(super) fn trace_ctx() -> u32 {
-        /// `PREEMPT_NEED_RESCHED`, set while no reschedule is due (asm/preempt.h).
-        const NO_RESCHED_DUE: u64 = 1 << 63;
         let eflags: u64;
         // SAFETY: `pushf; pop` (`native_save_fl()`); it uses the stack, and changes nothing
         // else. A barrier, as the C inline's `memory` clobber.
@@ -333,17 +331,12 @@ mod section {
             )
         };
         let thread_flags = task::thread_flags();
-        let mut resched = 0;
-        if thread_flags & (1 << bindings::TIF_NEED_RESCHED) != 0 {
-            resched |= trace_ctx::NEED_RESCHED;
-        }
-        #[cfg(CONFIG_ARCH_HAS_PREEMPT_LAZY)]
-        if thread_flags & (1 << bindings::TIF_NEED_RESCHED_LAZY) != 0 {
-            resched |= trace_ctx::NEED_RESCHED_LAZY;
-        }
-        if count & NO_RESCHED_DUE == 0 {
-            resched |= trace_ctx::PREEMPT_RESCHED;
-        }
+        // No reschedule due, the common case: one test of each word.
+        let resched = if thread_flags & TIF_RESCHED == 0 && count & NO_RESCHED_DUE != 0 {
+            0
+        } else {
+            resched_flags(thread_flags, count)
+        };
         let ctx = trace_ctx::compose(
             eflags & (1 << bindings::X86_EFLAGS_IF_BIT) == 0,
             // CAST: `preempt_count()`: the count is the low 32 bits, the top bit aside.
@@ -357,6 +350,39 @@ mod section {
         } else {
             ctx
         }
+    }
+
+    /// `PREEMPT_NEED_RESCHED`, set while no reschedule is due (asm/preempt.h).
+    #[cfg(not(CONFIG_PREEMPT_RT))]
+    const NO_RESCHED_DUE: u64 = 1 << 63;
+
+    /// The `TIF_*` bits that say a reschedule is due.
+    #[cfg(not(CONFIG_PREEMPT_RT))]
+    const TIF_RESCHED: c_ulong = 1 << bindings::TIF_NEED_RESCHED
+        | if cfg!(CONFIG_ARCH_HAS_PREEMPT_LAZY) {
+            1 << bindings::TIF_NEED_RESCHED_LAZY
+        } else {
+            0
+        };
+
+    /// The reschedule flags of [`trace_ctx`] from the task's `TIF_*` bits and this CPU's
+    /// preemption count.
+    #[cfg(not(CONFIG_PREEMPT_RT))]
+    #[cold]
+    #[inline(never)]
+    fn resched_flags(thread_flags: c_ulong, count: u64) -> u32 {
+        let mut resched = 0;
+        if thread_flags & (1 << bindings::TIF_NEED_RESCHED) != 0 {
+            resched |= trace_ctx::NEED_RESCHED;
+        }
+        #[cfg(CONFIG_ARCH_HAS_PREEMPT_LAZY)]
+        if thread_flags & (1 << bindings::TIF_NEED_RESCHED_LAZY) != 0 {
+            resched |= trace_ctx::NEED_RESCHED_LAZY;
+        }
+        if count & NO_RESCHED_DUE == 0 {
+            resched |= trace_ctx::PREEMPT_RESCHED;
+        }
+        resched
     }
 
     // `trace_ctx::compose` speaks the kernel's values.
