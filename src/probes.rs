@@ -463,14 +463,14 @@ impl<'a> FtraceRecord<'a> {
     pub(crate) fn commit(self) {
         let mut this = core::mem::ManuallyDrop::new(self);
         match &mut this.how {
-            &mut Reserved::Direct(buffer, _) => {
+            Reserved::Direct(buffer, _) => {
                 // `__buffer_unlock_commit()`: the task's name is saved at the next context
                 // switch.
                 // SAFETY: Published by `enable_direct` before any file exists; a per-CPU `bool`.
                 unsafe { this_cpu_set(TASKINFO_SAVE.load(Ordering::Acquire)) };
                 // SAFETY: Reserved from `buffer` (type invariants), neither committed nor
                 // discarded: `this` is not dropped.
-                unsafe { bindings::ring_buffer_unlock_commit(buffer) };
+                unsafe { bindings::ring_buffer_unlock_commit(*buffer) };
             }
             Reserved::Core(fbuf) => {
                 // SAFETY: As above, reserved through the event layer.
@@ -828,8 +828,8 @@ unsafe fn perf_emit(event: &UserEvent, cpu: usize, count: usize, fill: impl FnOn
 /// In task context (not an interrupt), under the tracepoint read lock with preemption disabled,
 /// in which the module's perf probe was seen attached to `event`; `event` registered; `head` is
 /// this CPU's list of perf events on it, read in the same section ([`Consumer::recorder`]);
-/// `record` and `regs` are this CPU's
-/// and nobody else's until this returns; `record` holds at most [`PERF_MAX_TRACE_SIZE`] bytes.
+/// `record` and `regs` are this CPU's and nobody else's until this returns; `record` holds at
+/// most [`PERF_MAX_TRACE_SIZE`] bytes.
 #[inline(always)]
 pub(crate) unsafe fn perf_submit(
     event: &UserEvent,

@@ -445,9 +445,9 @@ unsafe fn copy_validate_dispatch(
             // SAFETY: `record` holds the header and `payload` bytes; `src` holds them.
             unsafe { copy_and_validate(event, record, src, guard) }?;
             // SAFETY: A write, in task context; under the read lock with preemption disabled,
-            // in which the perf probe was just seen; `event` is registered; `head` is what `recorder` just read; `record`
-            // and `regs` are this CPU's, borrowed here; `record` holds at most `RECORD_SIZE`
-            // bytes, `PERF_MAX_TRACE_SIZE`.
+            // in which the perf probe was just seen; `event` is registered; `head` is what
+            // `recorder` just read; `record` and `regs` are this CPU's, borrowed here; `record`
+            // holds at most `RECORD_SIZE` bytes, `PERF_MAX_TRACE_SIZE`.
             unsafe { probes::perf_submit(event, head, record, &mut scratch.regs) };
             return Ok(());
         }
