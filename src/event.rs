@@ -27,7 +27,7 @@
 
 use crate::{
     bindings, deferred,
-    event_mutex::Held,
+    event_mutex::{EventLocked, Held},
     kbuf::{self, KBuf, StackBuf},
     logic::{
         grammar::{self, FieldSpec, Validator},
@@ -103,10 +103,14 @@ pub(crate) struct UserEvent {
     refcnt: Refcount,
     /// `EVENT_STATUS_*` consumers, written under `event_mutex`.
     status: core::sync::atomic::AtomicU8,
+    /// The next older event in the event's bucket of the group's table (upstream's `node` in
+    /// `register_table`): the table's chains run through its events, so entering one allocates
+    /// nothing. Written by [`crate::group`] only.
+    pub(crate) table_next: EventLocked<Option<NonNull<UserEvent>>>,
 }
 
 // SAFETY: The C objects are only touched through the tracing core's own locking or under
-// `event_mutex`; the Rust fields are immutable after registration or atomic.
+// `event_mutex`; the Rust fields are immutable after registration, atomic, or `EventLocked`.
 unsafe impl Send for UserEvent {}
 // SAFETY: As above.
 unsafe impl Sync for UserEvent {}
@@ -270,6 +274,7 @@ impl UserEvent {
                 reg_flags,
                 refcnt: Refcount::new(1),
                 status: core::sync::atomic::AtomicU8::new(0),
+                table_next: EventLocked::new(None),
             }),
             GFP_KERNEL,
         )

@@ -115,4 +115,12 @@ impl<T> EventLocked<T> {
         // one thread holds the mutex.
         unsafe { &mut *self.data.get() }
     }
+
+    /// Reads the data; the shared `&Held` borrow rules out a [`Self::get`] for its lifetime.
+    pub(crate) fn get_ref<'a>(&'a self, _held: &'a Held) -> &'a T {
+        // SAFETY: `event_mutex` is held (the `Held` proof), so no other thread accesses the
+        // data, and this thread's only way to write it, `get`, needs the `Held` borrowed
+        // mutably, which the shared borrow for `'a` excludes.
+        unsafe { &*self.data.get() }
+    }
 }

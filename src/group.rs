@@ -56,18 +56,21 @@ pub(crate) const DEFAULT_MAX_USER_EVENTS: u32 = 32768;
 /// `kernel.user_events_max`: creating an event past this many fails with `EMFILE`.
 pub(crate) static MAX_USER_EVENTS: AtomicU32 = AtomicU32::new(DEFAULT_MAX_USER_EVENTS);
 
-/// Buckets of the event table: upstream's `DECLARE_HASHTABLE(register_table, 8)`.
-const BUCKETS: usize = 1 << 8;
+/// Buckets of the event table, one per [`jhash::bucket`]: upstream's
+/// `DECLARE_HASHTABLE(register_table, 8)`.
+const BUCKETS: usize = 1 << u8::BITS;
 
 /// Length of the longest consumer suffix of a status line, `" # Used by ftrace perf other"`.
 const STATUS_SUFFIX_MAX: usize = 28;
 
 /// Everything under `event_mutex`.
 pub(crate) struct GroupState {
-    /// Registered events by [`jhash::bucket`] of their name, each bucket in creation order, as
-    /// upstream's hash table: a lookup visits one bucket, the status file lists bucket by
-    /// bucket, newest first. An event is registered and not freed while it is in a bucket.
-    buckets: [KVec<NonNull<UserEvent>>; BUCKETS],
+    /// Registered events by [`jhash::bucket`] of their name: each bucket's newest event, which
+    /// links to the next older ([`UserEvent::table_next`]), as upstream's hash table of
+    /// `hlist`s. A lookup visits one bucket, the status file lists bucket by bucket, newest
+    /// first. An event is registered and not freed while it is in a bucket. Entering one
+    /// allocates nothing.
+    buckets: [Option<NonNull<UserEvent>>; BUCKETS],
     /// Number of events in the table.
     count: usize,
     /// Bytes of the status file's event lines without their consumer suffix: its size estimate.
@@ -92,55 +95,55 @@ pub(crate) struct DynLink {
 // therefore not freed.
 unsafe impl Send for GroupState {}
 
-impl GroupState {
-    /// The bucket of events named `name`.
-    fn bucket(&mut self, name: &str) -> &mut KVec<NonNull<UserEvent>> {
-        self.bucket_at(jhash::bucket(name.as_bytes()))
-    }
-
-    /// Bucket `b` ([`jhash::bucket`] of a name), for a caller that hashed the name already.
-    fn bucket_at(&mut self, b: u8) -> &mut KVec<NonNull<UserEvent>> {
-        &mut self.buckets[usize::from(b)]
-    }
-
-    /// The event at `ptr`, which is in the table.
-    fn event(&self, ptr: NonNull<UserEvent>) -> &UserEvent {
+/// The events of bucket `b`, newest first.
+fn bucket_events(held: &Held, b: u8) -> impl Iterator<Item = (NonNull<UserEvent>, &UserEvent)> {
+    let mut next = STATE.get_ref(held).buckets[usize::from(b)];
+    core::iter::from_fn(move || {
+        let ptr = next?;
         // SAFETY: An event in the table is registered and not freed before it leaves the
-        // table, which takes `&mut self`.
-        unsafe { ptr.as_ref() }
-    }
+        // table, which takes `&mut Held`; `held` stays borrowed while the reference lives.
+        let ev = unsafe { ptr.as_ref() };
+        next = *ev.table_next.get_ref(held);
+        Some((ptr, ev))
+    })
+}
 
-    /// The events registered as `name`, oldest first.
-    fn named<'a>(
-        &'a self,
-        name: &'a str,
-    ) -> impl DoubleEndedIterator<Item = (NonNull<UserEvent>, &'a UserEvent)> + 'a {
-        self.named_in(jhash::bucket(name.as_bytes()), name)
-    }
+/// The events registered as `name` in bucket `b`, the name's, newest first.
+fn named_in<'a>(
+    held: &'a Held,
+    b: u8,
+    name: &'a str,
+) -> impl Iterator<Item = (NonNull<UserEvent>, &'a UserEvent)> {
+    bucket_events(held, b).filter(move |(_, ev)| ev.reg_name() == name)
+}
 
-    /// [`GroupState::named`] in bucket `b`, `name`'s.
-    fn named_in<'a>(
-        &'a self,
-        b: u8,
-        name: &'a str,
-    ) -> impl DoubleEndedIterator<Item = (NonNull<UserEvent>, &'a UserEvent)> + 'a {
-        self.buckets[usize::from(b)]
-            .iter()
-            .map(|&ptr| (ptr, self.event(ptr)))
-            .filter(move |(_, ev)| ev.reg_name() == name)
-    }
+/// Every event, bucket by bucket and newest first in each: upstream's `hash_for_each`.
+fn in_hash_order(held: &Held) -> impl Iterator<Item = &UserEvent> {
+    (0..=u8::MAX).flat_map(move |b| bucket_events(held, b).map(|(_, ev)| ev))
+}
 
-    /// Every event, bucket by bucket and newest first in each: upstream's `hash_for_each`.
-    fn in_hash_order(&self) -> impl Iterator<Item = &UserEvent> {
-        self.buckets
-            .iter()
-            .flat_map(|bucket| bucket.iter().rev().map(|&ptr| self.event(ptr)))
+/// Takes `ptr` out of bucket `b`'s chain. Returns whether it was in it.
+fn unchain(ptr: NonNull<UserEvent>, b: u8, held: &mut Held) -> bool {
+    // SAFETY: The caller's event, registered and not freed.
+    let next = *unsafe { ptr.as_ref() }.table_next.get_ref(held);
+    let head = &mut STATE.get(held).buckets[usize::from(b)];
+    if *head == Some(ptr) {
+        *head = next;
+        return true;
     }
+    let Some((prev, _)) =
+        bucket_events(held, b).find(|(_, ev)| *ev.table_next.get_ref(held) == Some(ptr))
+    else {
+        return false;
+    };
+    // SAFETY: `prev` is in the table, so registered and not freed.
+    *unsafe { prev.as_ref() }.table_next.get(held) = next;
+    true
 }
 
 /// The group's state; a global because the tracing core's callbacks reach it without context.
 pub(crate) static STATE: EventLocked<GroupState> = EventLocked::new(GroupState {
-    buckets: [const { KVec::new() }; BUCKETS],
+    buckets: [None; BUCKETS],
     count: 0,
     name_bytes: 0,
     multi_id: 0,
@@ -154,8 +157,9 @@ pub(crate) fn set_dyn_link(link: Option<DynLink>) {
 }
 
 /// The group. There is one, created at module load; it owns the table ([`STATE`], a static
-/// because the tracing core's callbacks reach it without context) and frees it when dropped.
-#[pin_data(PinnedDrop)]
+/// because the tracing core's callbacks reach it without context), which is empty when its last
+/// reference goes at module exit, after every file, the `u:` type and the deferred work.
+#[pin_data]
 pub(crate) struct Group {
     /// Serialises registrations, deletions and unregistrations (upstream `reg_mutex`).
     #[pin]
@@ -211,7 +215,7 @@ impl Group {
         // Hashed once for the lookup and the insertion.
         let bucket = jhash::bucket(cmd.name.as_bytes());
         let mut held = Held::lock();
-        if let Some(found) = find(&mut held, bucket, cmd.name, cmd.args, multi)? {
+        if let Some(found) = find(&held, bucket, cmd.name, cmd.args, multi)? {
             return Ok(found);
         }
         let multi_id = if multi {
@@ -229,17 +233,14 @@ impl Group {
         if state.count >= MAX_USER_EVENTS.load(Ordering::Relaxed) as usize {
             return Err(EMFILE);
         }
-        state.bucket_at(bucket).reserve(1, GFP_KERNEL)?;
         let ptr = register(event, &mut held)?;
-        let state = STATE.get(&mut held);
         // SAFETY: Just registered, not freed before it leaves the table.
-        state.name_bytes += unsafe { ptr.as_ref() }.tp_name().len() + 1;
+        let ev = unsafe { ptr.as_ref() };
+        let state = STATE.get(&mut held);
+        let older = state.buckets[usize::from(bucket)].replace(ptr);
+        state.name_bytes += ev.tp_name().len() + 1;
         state.count += 1;
-        // PANIC: Capacity was reserved above, so this push cannot fail.
-        state
-            .bucket_at(bucket)
-            .push(ptr, GFP_KERNEL)
-            .expect("reserved");
+        *ev.table_next.get(&mut held) = older;
         // SAFETY: `register` returned the event with its creator's reference, given to the
         // caller here.
         Ok(unsafe { ARef::from_raw(ptr) })
@@ -247,12 +248,13 @@ impl Group {
 
     /// `DIAG_IOCSDEL`: deletes every event registered as `name` (upstream `delete_user_event`).
     pub(crate) fn delete(&self, name: &str) -> Result {
+        let bucket = jhash::bucket(name.as_bytes());
         let mut held = Held::lock();
         let mut found = false;
         loop {
             // Newest first, as upstream's hash bucket (`hash_add` puts new entries at its head):
             // with several same-named events, the first one met decides `EBUSY` vs `EPERM`.
-            let Some((ptr, ev)) = STATE.get(&mut held).named(name).next_back() else {
+            let Some((ptr, ev)) = named_in(&held, bucket, name).next() else {
                 break;
             };
             found = true;
@@ -275,13 +277,13 @@ impl Group {
 /// Looks for an event matching `name`/`args` (upstream `find_user_event`) in `bucket`, the
 /// name's, and takes a reference.
 fn find(
-    held: &mut Held,
+    held: &Held,
     bucket: u8,
     name: &str,
     args: &str,
     multi: bool,
 ) -> Result<Option<ARef<UserEvent>>> {
-    for (_, ev) in STATE.get(held).named_in(bucket, name) {
+    for (_, ev) in named_in(held, bucket, name) {
         if ev.is_multi() != multi {
             continue;
         }
@@ -402,11 +404,9 @@ pub(crate) fn unlink_and_free(ptr: NonNull<UserEvent>, held: &mut Held) -> Resul
     // SAFETY: `event_mutex` is held; the `dyn_event` was initialised by `init_c_objects`, and
     // `list_del_init` of a self-linked node (never linked) is a no-op.
     unsafe { bindings::rue_list_del_init(&raw mut (*ev.devent()).list) };
-    let state = STATE.get(held);
     let name_bytes = ev.tp_name().len() + 1;
-    let bucket = state.bucket(ev.reg_name());
-    if let Some(i) = bucket.iter().position(|&e| e == ptr) {
-        bucket.remove(i)?;
+    if unchain(ptr, jhash::bucket(ev.reg_name().as_bytes()), held) {
+        let state = STATE.get(held);
         state.count -= 1;
         state.name_bytes -= name_bytes;
     }
@@ -493,16 +493,16 @@ impl Listing {
     /// Takes the list. Allocates outside `event_mutex`, for the size seen before.
     fn take() -> Result<Self> {
         let size = |state: &GroupState| state.name_bytes + state.count;
-        let mut want = size(STATE.get(&mut Held::lock()));
+        let mut want = size(STATE.get_ref(&Held::lock()));
         loop {
             let mut text = KVVec::with_capacity(want + 1024, GFP_KERNEL)?;
-            let mut held = Held::lock();
-            let state = STATE.get(&mut held);
+            let held = Held::lock();
+            let state = STATE.get_ref(&held);
             if size(state) > text.capacity() {
                 want = size(state);
                 continue;
             }
-            for ev in state.in_hash_order() {
+            for ev in in_hash_order(&held) {
                 // PANIC: `name_bytes` counts each name and one more byte, `count` the bits;
                 // that much capacity was reserved above, so nothing is allocated.
                 text.push(ev.status(), GFP_KERNEL).expect("reserved");
@@ -524,19 +524,6 @@ impl Listing {
             rest = tail.get(len + 1..).unwrap_or(&[]);
             Some((name, bits))
         })
-    }
-}
-
-/// The group owns the table: its last reference goes at module exit, after every file, the `u:`
-/// type and the deferred work are gone, when no event is left. The buckets keep their capacity
-/// after their events left, so they are freed here.
-#[pinned_drop]
-impl PinnedDrop for Group {
-    fn drop(self: Pin<&mut Self>) {
-        let mut held = Held::lock();
-        for bucket in STATE.get(&mut held).buckets.iter_mut() {
-            *bucket = KVec::new();
-        }
     }
 }
 
