@@ -218,7 +218,9 @@ impl UserEvent {
                 push_str(&mut strings, &buf.into_vec())?
             }
         };
-        let mut fields = KVec::new();
+        // Sized once, so that a many-field event does not reallocate its field list at 1, 2,
+        // 4, ... fields; empty pieces (`"u32 a;;;"`) get no room.
+        let mut fields = KVec::with_capacity(grammar::max_fields(args), GFP_KERNEL)?;
         let mut validators = KVec::new();
         let mut min_size = 0;
         for field in grammar::fields(args) {

@@ -194,6 +194,15 @@ pub(crate) fn fields(args: &str) -> Fields<'_> {
     }
 }
 
+/// At least as many as the fields [`fields`] yields for `args`: its `;`-separated pieces that
+/// are not all spaces (only those can hold a field). For sizing a field list once.
+pub(crate) fn max_fields(args: &str) -> usize {
+    c_str(args)
+        .split(';')
+        .filter(|piece| !piece.bytes().all(is_space))
+        .count()
+}
+
 impl<'a> Iterator for Fields<'a> {
     type Item = Result<FieldSpec<'a>, ParseError>;
 

@@ -15,7 +15,7 @@
 //! every `cargo test` checks.
 
 use crate::fuzz_regressions::REGRESSIONS;
-use crate::logic::grammar::{fields, min_size, parse_command, FieldSpec, Validator, FIELD_END_MAX};
+use crate::logic::grammar::{fields, max_fields, min_size, parse_command, FieldSpec, Validator, FIELD_END_MAX};
 use crate::logic::matching::fields_match;
 use crate::logic::print_fmt::write_print_fmt;
 use crate::logic::show::write_show_line;
@@ -555,6 +555,8 @@ fn check_case(cmd: &str, record: &[u8], matching: bool, scratch: &mut Scratch) -
             Err(_) => failed = true,
         }
     }
+    // The field list sized by `max_fields` has room for every field.
+    assert!(specs.len() <= max_fields(c.args));
 
     // Packed, monotonic, within `int`.
     let mut end = 8u32;

@@ -638,3 +638,20 @@ fn utf8_takes_what_from_utf8_takes() {
         }
     }
 }
+
+#[test]
+fn max_fields_bounds_the_fields_and_skips_empty_pieces() {
+    for (args, max, count) in [
+        ("", 0, 0),
+        ("u32 a", 1, 1),
+        ("u32 a;u64 b; char c[4]", 3, 3),
+        ("u32 a;;u32 b", 2, 2),
+        (" ; \t;\x0b", 0, 0),
+        ("u32 a;", 1, 1),
+        ("u32 a;bad;u32 b", 3, 1),
+        ("u32 a\0;u32 b", 1, 1),
+    ] {
+        assert_eq!(max_fields(args), max, "{args:?}");
+        assert_eq!(fields(args).map_while(Result::ok).count(), count, "{args:?}");
+    }
+}
