@@ -107,6 +107,9 @@ pub(crate) struct UserEvent {
     /// `register_table`): the table's chains run through its events, so entering one allocates
     /// nothing. Written by [`crate::group`] only.
     pub(crate) table_next: EventLocked<Option<NonNull<UserEvent>>>,
+    /// The registered name's key in that table (`jhash` of the name), given by the group, which
+    /// compares it before the name.
+    pub(crate) name_key: u32,
 }
 
 // SAFETY: The C objects are only touched through the tracing core's own locking or under
@@ -195,7 +198,8 @@ impl UserEvent {
         unsafe { NonNull::new_unchecked(devent.byte_sub(offset_of!(Self, devent)).cast::<Self>()) }
     }
 
-    /// Parses a new event `name args`; `multi_id` names a multi-format version.
+    /// Parses a new event `name args`; `multi_id` names a multi-format version, `name_key` is
+    /// the name's key in the group's table.
     ///
     /// Fails with `EINVAL` for any grammar error (spec §2), `ENOMEM` on allocation failure.
     pub(crate) fn new(
@@ -203,6 +207,7 @@ impl UserEvent {
         args: &str,
         reg_flags: u16,
         multi_id: Option<u64>,
+        name_key: u32,
     ) -> Result<Pin<KBox<Self>>> {
         // Room for the strings below, so that this rarely grows: the two names, the field types
         // and names (pieces of `args`) and their NULs, and a print format of about twice the
@@ -277,6 +282,7 @@ impl UserEvent {
                 refcnt: Refcount::new(1),
                 status: core::sync::atomic::AtomicU8::new(0),
                 table_next: EventLocked::new(None),
+                name_key,
             }),
             GFP_KERNEL,
         )

@@ -56,7 +56,7 @@ pub(crate) const DEFAULT_MAX_USER_EVENTS: u32 = 32768;
 /// `kernel.user_events_max`: creating an event past this many fails with `EMFILE`.
 pub(crate) static MAX_USER_EVENTS: AtomicU32 = AtomicU32::new(DEFAULT_MAX_USER_EVENTS);
 
-/// Buckets of the event table, one per [`jhash::bucket`]: upstream's
+/// Buckets of the event table, one per [`jhash::bucket_of`]: upstream's
 /// `DECLARE_HASHTABLE(register_table, 8)`.
 const BUCKETS: usize = 1 << u8::BITS;
 
@@ -65,7 +65,7 @@ const STATUS_SUFFIX_MAX: usize = 28;
 
 /// Everything under `event_mutex`.
 pub(crate) struct GroupState {
-    /// Registered events by [`jhash::bucket`] of their name: each bucket's newest event, which
+    /// Registered events by the bucket of their name's key: each bucket's newest event, which
     /// links to the next older ([`UserEvent::table_next`]), as upstream's hash table of
     /// `hlist`s. A lookup visits one bucket, the status file lists bucket by bucket, newest
     /// first. An event is registered and not freed while it is in a bucket. Entering one
@@ -108,13 +108,15 @@ fn bucket_events(held: &Held, b: u8) -> impl Iterator<Item = (NonNull<UserEvent>
     })
 }
 
-/// The events registered as `name` in bucket `b`, the name's, newest first.
-fn named_in<'a>(
+/// The events registered as `name`, whose key is `key` ([`jhash::key`]), newest first. The
+/// keys are compared first: the names of a bucket's other events are rarely read.
+fn named<'a>(
     held: &'a Held,
-    b: u8,
+    key: u32,
     name: &'a str,
 ) -> impl Iterator<Item = (NonNull<UserEvent>, &'a UserEvent)> {
-    bucket_events(held, b).filter(move |(_, ev)| ev.reg_name() == name)
+    bucket_events(held, jhash::bucket_of(key))
+        .filter(move |(_, ev)| ev.name_key == key && ev.reg_name() == name)
 }
 
 /// Every event, bucket by bucket and newest first in each: upstream's `hash_for_each`.
@@ -213,9 +215,9 @@ impl Group {
         }
         let multi = reg_flags & REG_MULTI_FORMAT != 0;
         // Hashed once for the lookup and the insertion.
-        let bucket = jhash::bucket(cmd.name.as_bytes());
+        let key = jhash::key(cmd.name.as_bytes());
         let mut held = Held::lock();
-        if let Some(found) = find(&held, bucket, cmd.name, cmd.args, multi)? {
+        if let Some(found) = find(&held, key, cmd.name, cmd.args, multi)? {
             return Ok(found);
         }
         let multi_id = if multi {
@@ -228,7 +230,7 @@ impl Group {
         };
         // Parsing allocates; upstream does it before taking event_mutex, but nothing here can
         // sleep on user memory, so holding it keeps find-then-insert atomic.
-        let event = UserEvent::new(cmd.name, cmd.args, reg_flags, multi_id)?;
+        let event = UserEvent::new(cmd.name, cmd.args, reg_flags, multi_id, key)?;
         let state = STATE.get(&mut held);
         if state.count >= MAX_USER_EVENTS.load(Ordering::Relaxed) as usize {
             return Err(EMFILE);
@@ -237,7 +239,7 @@ impl Group {
         // SAFETY: Just registered, not freed before it leaves the table.
         let ev = unsafe { ptr.as_ref() };
         let state = STATE.get(&mut held);
-        let older = state.buckets[usize::from(bucket)].replace(ptr);
+        let older = state.buckets[usize::from(jhash::bucket_of(key))].replace(ptr);
         state.name_bytes += ev.tp_name().len() + 1;
         state.count += 1;
         *ev.table_next.get(&mut held) = older;
@@ -248,13 +250,13 @@ impl Group {
 
     /// `DIAG_IOCSDEL`: deletes every event registered as `name` (upstream `delete_user_event`).
     pub(crate) fn delete(&self, name: &str) -> Result {
-        let bucket = jhash::bucket(name.as_bytes());
+        let key = jhash::key(name.as_bytes());
         let mut held = Held::lock();
         let mut found = false;
         loop {
             // Newest first, as upstream's hash bucket (`hash_add` puts new entries at its head):
             // with several same-named events, the first one met decides `EBUSY` vs `EPERM`.
-            let Some((ptr, ev)) = named_in(&held, bucket, name).next() else {
+            let Some((ptr, ev)) = named(&held, key, name).next() else {
                 break;
             };
             found = true;
@@ -274,16 +276,16 @@ impl Group {
     }
 }
 
-/// Looks for an event matching `name`/`args` (upstream `find_user_event`) in `bucket`, the
-/// name's, and takes a reference.
+/// Looks for an event matching `name`/`args` (upstream `find_user_event`), `key` the name's,
+/// and takes a reference.
 fn find(
     held: &Held,
-    bucket: u8,
+    key: u32,
     name: &str,
     args: &str,
     multi: bool,
 ) -> Result<Option<ARef<UserEvent>>> {
-    for (_, ev) in named_in(held, bucket, name) {
+    for (_, ev) in named(held, key, name) {
         if ev.is_multi() != multi {
             continue;
         }
@@ -405,7 +407,7 @@ pub(crate) fn unlink_and_free(ptr: NonNull<UserEvent>, held: &mut Held) -> Resul
     // `list_del_init` of a self-linked node (never linked) is a no-op.
     unsafe { bindings::rue_list_del_init(&raw mut (*ev.devent()).list) };
     let name_bytes = ev.tp_name().len() + 1;
-    if unchain(ptr, jhash::bucket(ev.reg_name().as_bytes()), held) {
+    if unchain(ptr, jhash::bucket_of(ev.name_key), held) {
         let state = STATE.get(held);
         state.count -= 1;
         state.name_bytes -= name_bytes;
