@@ -3,8 +3,9 @@
 //! One user event (upstream `struct user_event`): the `trace_event_call` the tracing core sees,
 //! the tracepoint its probes attach to, the parsed fields, and its reference count.
 //!
-//! This is the event *model*: it knows nothing of the table, the consumers or the enablers. Its
-//! life (creation, registration with the tracing core, the `dynamic_events` link and
+//! This is the event *model*: it knows nothing of the consumers or the enablers, and of the
+//! group's table only the two fields the table keeps in each event (`table_next`, `name_key`).
+//! Its life (creation, registration with the tracing core, the `dynamic_events` link and
 //! destruction) is run by one owner, [`crate::group`], which hands the callbacks in
 //! ([`Callbacks`]).
 //!

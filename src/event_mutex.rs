@@ -82,7 +82,9 @@ impl Held {
     /// # Safety
     ///
     /// The caller must be running under `event_mutex` held by its caller, for the lifetime of
-    /// the returned value. Lockdep checks this.
+    /// the returned value (lockdep checks this), and no other [`Held`] may be alive on this
+    /// thread meanwhile: the tracing core took the mutex, not this module's code further up the
+    /// stack. [`EventLocked::get`] and [`EventLocked::get_ref`] rely on one `Held` at a time.
     pub(crate) unsafe fn assume_held() -> Self {
         // SAFETY: `mutex()` is the resolved, static `event_mutex`.
         unsafe { bindings::rue_lockdep_assert_held(mutex().as_ptr()) };

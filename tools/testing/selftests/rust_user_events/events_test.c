@@ -1024,6 +1024,28 @@ TEST_F(ev, multi_format_names_and_versions)
 	EXPECT_EQ(0, unreg_event(self->fd, &self->check, 1));
 }
 
+/*
+ * Two multi-format events can match one format: "u32 a;;" does not match the
+ * fields of "u32 a" (its empty pieces never match, quirk Q4), so it creates a
+ * second event with the same field. A REG of "u32 a" then gets the newer one,
+ * as upstream walks its hash bucket newest first (hash_for_each_possible).
+ */
+TEST_F(ev, multi_format_lookup_takes_the_newest_match)
+{
+	__u32 first, second, again;
+
+	ASSERT_EQ(0, reg_event(self->fd, "__rue_mfn u32 a", &self->check, 4, 0,
+			       USER_EVENT_REG_MULTI_FORMAT, &first));
+	ASSERT_EQ(0, reg_event(self->fd, "__rue_mfn u32 a;;", &self->check, 4, 1,
+			       USER_EVENT_REG_MULTI_FORMAT, &second));
+	ASSERT_NE(first, second);
+	ASSERT_EQ(0, reg_event(self->fd, "__rue_mfn u32 a", &self->check, 4, 2,
+			       USER_EVENT_REG_MULTI_FORMAT, &again));
+	EXPECT_EQ(second, again);
+	for (int bit = 0; bit < 3; bit++)
+		EXPECT_EQ(0, unreg_event(self->fd, &self->check, bit));
+}
+
 TEST_F(ev, persistent_event_survives_close_until_deleted)
 {
 	int fd = open(DATA_FILE, O_RDWR);
