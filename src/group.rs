@@ -124,10 +124,12 @@ fn in_hash_order(held: &Held) -> impl Iterator<Item = &UserEvent> {
     (0..=u8::MAX).flat_map(move |b| bucket_events(held, b).map(|(_, ev)| ev))
 }
 
-/// Takes `ptr` out of bucket `b`'s chain. Returns whether it was in it.
-fn unchain(ptr: NonNull<UserEvent>, b: u8, held: &mut Held) -> bool {
+/// Takes `ptr` out of its bucket's chain. Returns whether it was in it.
+fn unchain(ptr: NonNull<UserEvent>, held: &mut Held) -> bool {
     // SAFETY: The caller's event, registered and not freed.
-    let next = *unsafe { ptr.as_ref() }.table_next.get_ref(held);
+    let ev = unsafe { ptr.as_ref() };
+    let b = jhash::bucket_of(ev.name_key);
+    let next = *ev.table_next.get_ref(held);
     let head = &mut STATE.get(held).buckets[usize::from(b)];
     if *head == Some(ptr) {
         *head = next;
@@ -407,7 +409,7 @@ pub(crate) fn unlink_and_free(ptr: NonNull<UserEvent>, held: &mut Held) -> Resul
     // `list_del_init` of a self-linked node (never linked) is a no-op.
     unsafe { bindings::rue_list_del_init(&raw mut (*ev.devent()).list) };
     let name_bytes = ev.tp_name().len() + 1;
-    if unchain(ptr, jhash::bucket_of(ev.name_key), held) {
+    if unchain(ptr, held) {
         let state = STATE.get(held);
         state.count -= 1;
         state.name_bytes -= name_bytes;

@@ -97,15 +97,3 @@ pub(crate) fn bucket_of(key: u32) -> u8 {
     // CAST: `hash_32(val, 8)` keeps the top 8 bits.
     (key.wrapping_mul(GOLDEN_RATIO_32) >> 24) as u8
 }
-
-/// The `register_table` bucket of an event name.
-#[cfg_attr(
-    not(test),
-    expect(
-        dead_code,
-        reason = "the kernel keeps the key and finds the bucket from it"
-    )
-)]
-pub(crate) fn bucket(name: &[u8]) -> u8 {
-    bucket_of(key(name))
-}

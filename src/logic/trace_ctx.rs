@@ -44,7 +44,7 @@ pub(crate) const NMI_MASK: u32 = 0xf << 28;
 /// (not PREEMPT_RT's, whose soft-interrupt count is the task's).
 ///
 /// A write is a system call: in task context with interrupts on and both depths below 16,
-/// which takes one test here; the rest is [`compose_slow`]'s.
+/// which two tests here confirm; the rest is [`compose_slow`]'s.
 #[inline(always)]
 pub(crate) fn compose(irqs_off: bool, pc: u32, migration: u16, resched: u32) -> u32 {
     if !irqs_off && pc & (NMI_MASK | HARDIRQ_MASK | SOFTIRQ_MASK | 0xf0) == 0 && migration < 0x10 {
