@@ -2,17 +2,24 @@
 
 //! The module's own workqueues.
 //!
-//! - **lifecycle** (ordered): fork copies, scope teardowns and delayed event destroys. Items run
-//!   one at a time in queueing order, so a child's enablers are copied before its exit or exec
-//!   teardown runs, and a parent's teardown never overtakes a copy of it. Nothing on it waits
-//!   for user space: it takes `event_mutex` and allocates.
+//! - **lifecycle** (ordered): fork copies and delayed event destroys. Items run one at a time in
+//!   queueing order, so a grandchild's copy runs after the copy into its parent, and events are
+//!   destroyed in the order their last references went. Nothing on it waits for user space: it
+//!   takes `event_mutex` and allocates.
+//! - **teardowns** (unbound): scope teardowns, the work of a process's exit or exec. Unrelated
+//!   processes' teardowns run side by side, and none waits behind a fork copy or a destroy. A
+//!   teardown that must not run before a fork copy is handed to that copy instead (see
+//!   [`crate::enabler`]), so this queue needs no order.
 //! - **faults** (unbound): fault-ins of enable words, which may wait for as long as the page's
 //!   owner makes them (see [`crate::enabler`]). Apart from the lifecycle work, and one work item
 //!   per scope, so a slow fault-in delays only its own process's bits.
 //!
 //! Destroying a workqueue at unload waits for every queued and running item, including items
 //! they queue, so no work function of this module can run after its code is gone. The
-//! lifecycle queue is destroyed first: its items may queue fault-ins, never the reverse.
+//! lifecycle queue goes first (a fork copy may queue a teardown and fault-ins), then the
+//! teardowns, then the fault-ins. A teardown queues an event's destroy on the lifecycle queue
+//! only when it drops an enabler's event reference, and at unload no enabler is left: each
+//! holds an event, and each event pins the module.
 
 use crate::bindings;
 use core::ptr::{null_mut, NonNull};
@@ -21,14 +28,16 @@ use kernel::{prelude::*, workqueue::Queue};
 
 static LIFECYCLE: AtomicPtr<bindings::workqueue_struct> = AtomicPtr::new(null_mut());
 static FAULTS: AtomicPtr<bindings::workqueue_struct> = AtomicPtr::new(null_mut());
+static TEARDOWNS: AtomicPtr<bindings::workqueue_struct> = AtomicPtr::new(null_mut());
 
-/// Owns the workqueues; published for [`lifecycle`] and [`faults`] while alive.
+/// Owns the workqueues; published for [`lifecycle`], [`teardowns`] and [`faults`] while alive.
 ///
 /// # Invariants
 ///
-/// Both pointers are live workqueues, owned here and destroyed in `drop`.
+/// The three pointers are live workqueues, owned here and destroyed in `drop`.
 pub(crate) struct Workqueues {
     lifecycle: NonNull<bindings::workqueue_struct>,
+    teardowns: NonNull<bindings::workqueue_struct>,
     faults: NonNull<bindings::workqueue_struct>,
 }
 
@@ -38,37 +47,92 @@ unsafe impl Send for Workqueues {}
 unsafe impl Sync for Workqueues {}
 
 impl Workqueues {
-    /// Allocates both workqueues.
+    /// Allocates the three workqueues.
     pub(crate) fn new() -> Result<Self> {
-        // SAFETY: `name` is a NUL-terminated literal.
-        let faults = NonNull::new(unsafe {
-            bindings::rue_alloc_unbound_workqueue(c"rust_user_events_faults".as_char_ptr())
+        let faults = Allocated::unbound(c"rust_user_events_faults")?;
+        let lifecycle = Allocated::ordered(c"rust_user_events")?;
+        let teardowns = Allocated::unbound(c"rust_user_events_teardowns")?;
+        let (faults, lifecycle, teardowns) = (
+            faults.publish(&FAULTS),
+            lifecycle.publish(&LIFECYCLE),
+            teardowns.publish(&TEARDOWNS),
+        );
+        // INVARIANT: All three allocated above.
+        Ok(Self {
+            lifecycle,
+            teardowns,
+            faults,
         })
-        .ok_or(ENOMEM)?;
-        // SAFETY: As above.
-        let Some(lifecycle) = NonNull::new(unsafe {
-            bindings::rue_alloc_workqueue(c"rust_user_events".as_char_ptr())
-        }) else {
-            // SAFETY: Allocated above and never published.
-            unsafe { bindings::destroy_workqueue(faults.as_ptr()) };
-            return Err(ENOMEM);
-        };
-        FAULTS.store(faults.as_ptr(), Ordering::Release);
-        LIFECYCLE.store(lifecycle.as_ptr(), Ordering::Release);
-        // INVARIANT: Both allocated above.
-        Ok(Self { lifecycle, faults })
     }
+}
+
+/// A workqueue allocated and not yet published: destroyed if dropped (a later allocation in
+/// [`Workqueues::new`] failed).
+///
+/// # Invariants
+///
+/// `0` is a live workqueue that nothing else refers to.
+struct Allocated(NonNull<bindings::workqueue_struct>);
+
+impl Allocated {
+    /// An unbound workqueue (`alloc_workqueue(WQ_UNBOUND)`).
+    fn unbound(name: &'static CStr) -> Result<Self> {
+        // SAFETY: `name` is a NUL-terminated string that outlives the queue.
+        let wq = unsafe { bindings::rue_alloc_unbound_workqueue(name.as_char_ptr()) };
+        // INVARIANT: Just allocated.
+        NonNull::new(wq).map(Self).ok_or(ENOMEM)
+    }
+
+    /// An ordered workqueue (`alloc_ordered_workqueue`).
+    fn ordered(name: &'static CStr) -> Result<Self> {
+        // SAFETY: As above.
+        let wq = unsafe { bindings::rue_alloc_workqueue(name.as_char_ptr()) };
+        // INVARIANT: Just allocated.
+        NonNull::new(wq).map(Self).ok_or(ENOMEM)
+    }
+
+    /// Publishes the queue in `slot`; [`Workqueues`] destroys it from now on.
+    fn publish(
+        self,
+        slot: &AtomicPtr<bindings::workqueue_struct>,
+    ) -> NonNull<bindings::workqueue_struct> {
+        let wq = core::mem::ManuallyDrop::new(self).0;
+        slot.store(wq.as_ptr(), Ordering::Release);
+        wq
+    }
+}
+
+impl Drop for Allocated {
+    fn drop(&mut self) {
+        // SAFETY: Live and never published (type invariants): nothing was queued on it.
+        unsafe { bindings::destroy_workqueue(self.0.as_ptr()) };
+    }
+}
+
+/// Drains and destroys the published workqueue in `slot`, then unpublishes it.
+///
+/// # Safety
+///
+/// `wq` is the live workqueue published in `slot`, owned by the caller, and not used by it
+/// again.
+unsafe fn destroy(
+    wq: NonNull<bindings::workqueue_struct>,
+    slot: &AtomicPtr<bindings::workqueue_struct>,
+) {
+    // SAFETY: Live and owned (the caller's guarantee); the destroy drains every item first,
+    // including items they queue on it.
+    unsafe { bindings::destroy_workqueue(wq.as_ptr()) };
+    slot.store(null_mut(), Ordering::Release);
 }
 
 impl Drop for Workqueues {
     fn drop(&mut self) {
-        // SAFETY: Allocated in `new` (type invariants); each destroy drains every item first.
-        // Lifecycle work may queue fault-ins, so it goes first.
+        // SAFETY: Each was allocated and published in `new` (type invariants) and is destroyed
+        // once, drained before the queues its items use (see the module docs).
         unsafe {
-            bindings::destroy_workqueue(self.lifecycle.as_ptr());
-            LIFECYCLE.store(null_mut(), Ordering::Release);
-            bindings::destroy_workqueue(self.faults.as_ptr());
-            FAULTS.store(null_mut(), Ordering::Release);
+            destroy(self.lifecycle, &LIFECYCLE);
+            destroy(self.teardowns, &TEARDOWNS);
+            destroy(self.faults, &FAULTS);
         }
     }
 }
@@ -83,6 +147,11 @@ fn queue(ptr: &AtomicPtr<bindings::workqueue_struct>) -> Option<&'static Queue> 
 /// The ordered lifecycle workqueue.
 pub(crate) fn lifecycle() -> Option<&'static Queue> {
     queue(&LIFECYCLE)
+}
+
+/// The unbound scope teardown workqueue.
+pub(crate) fn teardowns() -> Option<&'static Queue> {
+    queue(&TEARDOWNS)
 }
 
 /// The unbound fault-in workqueue.

@@ -7,21 +7,24 @@
 //!
 //! A [`Scope`] is one lineage of tasks sharing an address space (see [`crate::scope`] for who
 //! joins it). It owns its enablers: `Scope::enablers`, keyed by the registered address and bit,
-//! holds the owning reference of each. An index of the enablers by the event they follow
-//! ([`FOLLOWERS`], keyed by event, scope, address and bit) lets a status change visit the
-//! enablers of that event only. Every enabler is one separately allocated, memory-accounted
-//! object plus one node in each of the two trees: REG allocates nothing larger, whatever other
-//! processes have. An UNREG keeps the two nodes it removed in the scope ([`TreeNodes`], one pair
-//! at most) for the scope's next REG. An enabler holds one reference on its event from
-//! insertion until it is released; it holds its scope (and so the scope's `mm_struct`, by an
-//! `mmgrab` reference in `ARef<Mm>`).
+//! holds the owning reference of each, and `Scope::order` lists them oldest registration first
+//! (the order a teardown needs). An index of the enablers by the event they follow
+//! ([`FOLLOWERS`], a tree of one list per event) lets a status change visit the enablers of
+//! that event only. Every enabler is one separately allocated, memory-accounted object plus one
+//! node in its scope's tree; the two lists run through links in the enabler itself, and an
+//! event's entry in the index is allocated once, by its first enabler. REG allocates nothing
+//! larger, whatever other processes have. An UNREG keeps the nodes it removed in the scope
+//! ([`TreeNodes`], one of each at most) for the scope's next REG. An enabler holds one
+//! reference on its event from insertion until it is released; it holds its scope (and so the
+//! scope's `mm_struct`, by an `mmgrab` reference in `ARef<Mm>`).
 //!
 //! The index by event ([`FOLLOWERS`]) is kept here, not in the event: the event model
 //! ([`crate::event`]) sits below this layer and knows nothing of enablers.
 //!
-//! An enabler leaves both trees at UNREG, or when its scope is torn down (the last task exited
-//! or exec'd), or when a fork copy fails. It is then released (its event reference dropped)
-//! unless a fork copy of its scope is still pending: such a copy must still see it (below).
+//! An enabler leaves its scope and its event's list at UNREG, or when its scope is torn down
+//! (the last task exited or exec'd), or when a fork copy fails. It is then released (its event
+//! reference dropped) unless a fork copy of its scope is still pending: such a copy must still
+//! see it (below).
 //!
 //! # Fork: the snapshot
 //!
@@ -32,9 +35,12 @@
 //! copy under the same spinlock. The copy takes exactly the enablers with
 //! `born <= snapshot < died`: those that existed at the fork, not later REGs, and not missing
 //! later UNREGs, because an enabler removed while a copy is pending waits in the scope's
-//! graveyard (holding its event reference) until the last pending copy ran. Copies and scope
-//! teardowns run in order on one ordered workqueue, so a parent's teardown never overtakes a
-//! copy of it. The parent never waits; the child's first REG or UNREG waits for its own copy.
+//! graveyard (holding its event reference) until the last pending copy ran. Copies run in order
+//! on the ordered lifecycle workqueue, so a grandchild's copy runs after the copy into its
+//! parent. Teardowns run on their own unbound queue, side by side: one that would overtake a
+//! copy (of the scope, or into it) is left to the last such copy, and a child gone before its
+//! copy started cancels it. The parent never waits; the child's first REG or UNREG waits for
+//! its own copy.
 //!
 //! # Bit writes and fault-ins
 //!
@@ -53,8 +59,9 @@
 //!
 //! # Locking
 //!
-//! The trees and [`FOLLOWERS`] are under `event_mutex` ([`EventLocked`]); the fork state and the
-//! fault list under the scope's spinlock. The order is in [`crate::event_mutex`].
+//! The trees, the order lists and [`FOLLOWERS`] are under `event_mutex` ([`EventLocked`]); the
+//! fork state and the fault list under the scope's spinlock. The order is in
+//! [`crate::event_mutex`].
 
 use crate::{
     bindings, deferred,
@@ -77,7 +84,7 @@ use kernel::{
     prelude::*,
     rbtree::{RBTree, RBTreeNodeReservation},
     sync::aref::ARef,
-    sync::{Arc, CondVar, SpinLock},
+    sync::{Arc, ArcBorrow, CondVar, SpinLock, UniqueArc},
     workqueue::{Work, WorkItem},
 };
 
@@ -87,22 +94,26 @@ const MAX_ATTEMPTS: u32 = 10;
 /// Enablers a teardown removes per hold of `event_mutex`.
 const TEARDOWN_BATCH: usize = 256;
 
-/// A scope id; never reused.
-pub(crate) type ScopeId = u64;
-
-static NEXT_SCOPE_ID: AtomicU64 = AtomicU64::new(1);
-
 /// An enabler's key in its scope: the address and bit as registered (the `EADDRINUSE` and UNREG
 /// match; upstream compares the original address and bit, not the size).
 type WordKey = (u64, u8);
 
-/// An enabler's key in the index by event: the event's address, then the scope, address and bit.
-type EventKey = (usize, ScopeId, u64, u8);
+/// The lists an enabler is linked into, through links of its own (no allocation).
+/// Its scope's fault list, while a fault-in of its word is pending.
+const FAULT: u64 = 0;
+/// Its event's enablers, in [`FOLLOWERS`].
+const FOLLOW: u64 = 1;
+/// Its scope's enablers in registration order (`Scope::order`).
+const ORDER: u64 = 2;
 
-/// Every enabler by the event it follows (see the module docs). `None` until the first enabler:
-/// a `static` needs a constant initial value. Empty again once the last enabler is gone, so it
-/// owns no memory at module exit (every enabler holds an event, and every event the module).
-static FOLLOWERS: EventLocked<Option<RBTree<EventKey, Arc<Enabler>>>> = EventLocked::new(None);
+/// The enablers of one event.
+type Followers = List<Enabler, FOLLOW>;
+
+/// Every enabler by the event it follows (see the module docs): one list for each event that
+/// has enablers, keyed by the event's address. `None` until the first enabler: a `static` needs
+/// a constant initial value. Empty again once the last enabler is gone, so it owns no memory at
+/// module exit (every enabler holds an event, and every event the module).
+static FOLLOWERS: EventLocked<Option<RBTree<usize, Followers>>> = EventLocked::new(None);
 
 /// Enablers in every scope (`enablers` in `user_events_stats`).
 pub(crate) static ENABLERS: AtomicU64 = AtomicU64::new(0);
@@ -124,18 +135,34 @@ struct ForkState {
     copy_from: Option<(Arc<Scope>, u64)>,
     /// Enablers waiting for a fault-in.
     faults: List<Enabler>,
+    /// The scope's last task left while a fork copy into or out of the scope was pending: the
+    /// copy that finishes last queues the teardown again ([`ForkState::take_teardown`]).
+    teardown_deferred: bool,
+}
+
+impl ForkState {
+    /// True, once, when a deferred teardown may now be queued again: the scope's own copy ran
+    /// (`copied`) and no copy of it is pending.
+    fn take_teardown(&mut self, copied: bool) -> bool {
+        let run = self.teardown_deferred && copied && self.forks_pending == 0;
+        if run {
+            self.teardown_deferred = false;
+        }
+        run
+    }
 }
 
 /// The enablers of one lineage of tasks in one address space (upstream `struct user_event_mm`).
 #[pin_data]
 pub(crate) struct Scope {
-    id: ScopeId,
     /// The address space the enable words live in.
     mm: ARef<Mm>,
     /// Tasks in the scope; changed under the task map's lock ([`crate::scope`]).
     pub(crate) tasks: AtomicU32,
     /// The enablers, owned here.
     enablers: EventLocked<RBTree<WordKey, Arc<Enabler>>>,
+    /// The same enablers, oldest registration first: those copied at fork, then the scope's own.
+    order: EventLocked<List<Enabler, ORDER>>,
     /// Enablers removed while a fork copy was pending, keyed by `(died, 0)`.
     graveyard: EventLocked<RBTree<WordKey, Arc<Enabler>>>,
     /// The tree nodes of the last enabler UNREG removed, for the next REG.
@@ -172,10 +199,10 @@ impl Scope {
     ) -> Result<Arc<Self>> {
         Arc::pin_init(
             pin_init!(Self {
-                id: NEXT_SCOPE_ID.fetch_add(1, Relaxed),
                 mm,
                 tasks: AtomicU32::new(0),
                 enablers: EventLocked::new(RBTree::new()),
+                order: EventLocked::new(List::new()),
                 graveyard: EventLocked::new(RBTree::new()),
                 spare: EventLocked::new(TreeNodes::EMPTY),
                 fork <- new_spinlock!(ForkState {
@@ -183,6 +210,7 @@ impl Scope {
                     forks_pending: 0,
                     copy_from: None,
                     faults: List::new(),
+                    teardown_deferred: false,
                 }),
                 copied: AtomicBool::new(!forked),
                 copy_done <- new_condvar!(),
@@ -247,10 +275,11 @@ impl Scope {
         }
     }
 
-    /// Queues the teardown of a scope whose last task left.
+    /// Queues the teardown of a scope whose last task left, on the unbound teardown queue:
+    /// unrelated processes' teardowns run side by side.
     pub(crate) fn queue_teardown(self: Arc<Self>) {
         // Queued once: no task can join a scope that has none left.
-        if let Some(queue) = deferred::lifecycle() {
+        if let Some(queue) = deferred::teardowns() {
             let _ = queue.enqueue::<Arc<Scope>, 2>(self);
         }
     }
@@ -263,53 +292,44 @@ impl Scope {
     }
 
     /// Removes every enabler and releases it, in batches so that `event_mutex` is not held for
-    /// long (upstream `user_event_mm_destroy`). Linear-logarithmic in the scope's own enablers.
+    /// long (upstream `user_event_mm_destroy`). Linear in the scope's own enablers, and
+    /// allocates nothing.
     ///
     /// The enablers are released newest registration first, as upstream walks its enabler list
     /// (a stack). Each release may be its event's last reference, and the tracing core finds an
     /// event to remove by walking its instances' event lists from the newest event: removing
     /// the oldest of N events first walks past the N - 1 newer ones each time (quadratic; 4 s
-    /// for 10,000 events). The tree is keyed by address, so the enablers are first moved, in
-    /// the nodes they already have (no allocation), into trees keyed by registration number.
+    /// for 10,000 events). The scope's registration order list gives that order; each enabler
+    /// leaves it and its event's list in constant time. The tree by address is freed whole at
+    /// the end, outside `event_mutex`: nothing looks an enabler up by address in a scope that
+    /// has no task and no pending fork copy (see [`WorkItem<2>`](#impl-WorkItem<2>-for-Scope)).
     fn teardown(&self) {
-        // Registered here, keyed by `(born, 0)` (unique in the scope); copied at fork (`born`
-        // 0: older than any of the scope's own registrations), by address and bit.
-        let mut regs = RBTree::new();
-        let mut copies = RBTree::new();
         let mut held = Held::lock();
         let mut batch = 0;
-        while let Some(cursor) = self.enablers.get(&mut held).cursor_front_mut() {
-            let (&key, e) = cursor.current();
-            let e = e.clone();
-            let (_, node) = cursor.remove_current();
-            drop(e.unindex(&mut held));
+        while let Some(e) = self.order.get(&mut held).pop_back() {
+            drop(unfollow(&mut held, &e));
             e.died.store(0, Relaxed);
-            let born = e.born.load(Relaxed);
-            let (tree, key) = if born == 0 {
-                (&mut copies, key)
-            } else {
-                (&mut regs, (born, 0))
-            };
-            // The removed node is reused, so this allocates nothing. The keys are unique, so
-            // nothing is replaced; if something were, it is released all the same.
-            if let Some(old) = tree.insert(node.into_reservation().into_node(key, e)) {
-                old.to_key_value().1.release(&mut held);
-            }
+            e.release(&mut held);
+            drop(e);
             held = relax(held, &mut batch);
         }
-        for tree in [&mut regs, &mut copies] {
-            while let Some(cursor) = tree.cursor_back_mut() {
-                let (_, node) = cursor.remove_current();
-                let (_, e) = node.to_key_value();
-                e.release(&mut held);
-                held = relax(held, &mut batch);
-            }
-        }
         release_graveyard(self, &mut held);
+        let enablers = core::mem::replace(self.enablers.get(&mut held), RBTree::new());
         drop(held);
+        // The tree's nodes and, with their last references, the enablers.
+        drop(enablers);
         // Drop the fault list's references outside the spinlock.
         while let Some(e) = self.fork.lock().faults.pop_front() {
             drop(e);
+        }
+    }
+
+    /// Keeps `node`, an unused node for an event's entry in [`FOLLOWERS`], for the scope's next
+    /// REG, unless the scope has one already.
+    fn keep_spare(&self, held: &mut Held, node: Option<FollowersNode>) {
+        let spare = self.spare.get(held);
+        if spare.event.is_none() {
+            spare.event = node;
         }
     }
 }
@@ -339,6 +359,7 @@ impl WorkItem<1> for Scope {
     type Pointer = Arc<Scope>;
 
     fn run(child: Arc<Scope>) {
+        // `None` if the child's teardown cancelled the copy first.
         let from = child.fork.lock().copy_from.take();
         if let Some((parent, snapshot)) = from {
             if copy(&parent, &child, snapshot).is_err() {
@@ -346,29 +367,72 @@ impl WorkItem<1> for Scope {
                 FORK_COPY_FAILED.fetch_add(1, Relaxed);
                 child.teardown();
             }
-            let mut held = Held::lock();
-            let last = {
-                let mut fork = parent.fork.lock();
-                fork.forks_pending -= 1;
-                fork.forks_pending == 0
-            };
-            if last {
-                release_graveyard(&parent, &mut held);
-            }
+            fork_finished(&parent);
         }
-        {
-            let _fork = child.fork.lock();
-            child.copied.store(true, Release);
-        }
-        child.copy_done.notify_all();
+        set_copied(&child);
     }
 }
 
-/// The teardown of a scope whose last task exited or exec'd.
+/// Marks a forked child's copy as done (run or cancelled) and wakes its waiters; queues the
+/// child's teardown again if its last task left meanwhile and no copy of it is pending.
+fn set_copied(child: &Arc<Scope>) {
+    let teardown = {
+        let mut fork = child.fork.lock();
+        child.copied.store(true, Release);
+        fork.take_teardown(true)
+    };
+    child.copy_done.notify_all();
+    if teardown {
+        child.clone().queue_teardown();
+    }
+}
+
+/// A fork copy of `parent` ran or was cancelled. The last pending one releases the parent's
+/// graveyard, and queues the parent's teardown again if its last task left meanwhile.
+fn fork_finished(parent: &Arc<Scope>) {
+    let mut held = Held::lock();
+    let (last, teardown) = {
+        let mut fork = parent.fork.lock();
+        fork.forks_pending -= 1;
+        let copied = parent.copied.load(Acquire);
+        (fork.forks_pending == 0, fork.take_teardown(copied))
+    };
+    if last {
+        release_graveyard(parent, &mut held);
+    }
+    drop(held);
+    if teardown {
+        parent.clone().queue_teardown();
+    }
+}
+
+/// The teardown of a scope whose last task exited or exec'd, on the unbound teardown queue.
+///
+/// Teardowns are not ordered with fork copies, which run on the lifecycle queue, so a teardown
+/// that would overtake one waits for it without holding a worker: while copies of the scope are
+/// pending (they read its enablers), or while its own copy runs (it inserts enablers), it only
+/// marks itself deferred, and the last of those copies queues it again
+/// ([`ForkState::take_teardown`]). A forked child gone before its copy started needs no copy:
+/// the teardown cancels it.
 impl WorkItem<2> for Scope {
     type Pointer = Arc<Scope>;
 
     fn run(scope: Arc<Scope>) {
+        let cancelled = {
+            let mut fork = scope.fork.lock();
+            let copied = scope.copied.load(Acquire);
+            if fork.forks_pending > 0 || (!copied && fork.copy_from.is_none()) {
+                fork.teardown_deferred = true;
+                return;
+            }
+            fork.copy_from.take()
+        };
+        if let Some((parent, _)) = cancelled {
+            fork_finished(&parent);
+            // Nobody waits (the scope has no task left); the copy work, when it runs, finds
+            // nothing to copy.
+            set_copied(&scope);
+        }
         scope.teardown();
     }
 }
@@ -393,7 +457,7 @@ impl WorkItem<3> for Scope {
             }
             // A requeue goes on the fault list this loop drains; the work stays queued or
             // running.
-            e.write_or_queue(false);
+            write_or_queue(e.as_arc_borrow(), false);
             drop(held);
         }
     }
@@ -405,7 +469,8 @@ impl WorkItem<3> for Scope {
 ///
 /// From its insertion into its scope until [`Enabler::release`], the enabler holds one
 /// reference on `event`; `released` says it was dropped. `died` is [`ALIVE`] exactly while the
-/// enabler is in its scope's tree and in [`FOLLOWERS`].
+/// enabler is in its scope's order list and its event's list in [`FOLLOWERS`]; it is in its
+/// scope's tree as long, and, during a teardown, until the tree is freed.
 ///
 /// The reference is dropped by [`Enabler::release`], not by `Drop`: the last `Arc` of an
 /// enabler may go under `event_mutex` (a tree node removed) or on a fault worker without it, and
@@ -426,9 +491,13 @@ pub(crate) struct Enabler {
     /// Fault-in attempts since the last status change.
     attempts: AtomicU32,
     #[pin]
-    fault_links: ListLinks,
+    fault_links: ListLinks<FAULT>,
     #[pin]
-    fault_track: AtomicTracker,
+    fault_track: AtomicTracker<FAULT>,
+    #[pin]
+    follow_links: ListLinks<FOLLOW>,
+    #[pin]
+    order_links: ListLinks<ORDER>,
 }
 
 // SAFETY: `event` is a counted reference to a `Send + Sync` event; the rest is atomic or
@@ -437,19 +506,30 @@ unsafe impl Send for Enabler {}
 // SAFETY: As above.
 unsafe impl Sync for Enabler {}
 
+// An enabler is in each list at most once: the fault list tracks it (a status change and a
+// fault-in may both queue it), and the other two are entered once, with the `ListArc`s made when
+// the enabler is (`ListArc::pair_from_pin_unique`).
 kernel::list::impl_list_arc_safe! {
-    impl ListArcSafe<0> for Enabler { tracked_by fault_track: AtomicTracker; }
+    impl ListArcSafe<0> for Enabler { tracked_by fault_track: AtomicTracker<FAULT>; }
+    impl ListArcSafe<1> for Enabler { untracked; }
+    impl ListArcSafe<2> for Enabler { untracked; }
 }
 kernel::list::impl_list_item! {
     impl ListItem<0> for Enabler { using ListLinks { self.fault_links }; }
+    impl ListItem<1> for Enabler { using ListLinks { self.follow_links }; }
+    impl ListItem<2> for Enabler { using ListLinks { self.order_links }; }
 }
 
-/// An enabler's two tree nodes, unused: what an UNREG removed, kept in its scope (one pair at
-/// most) for the next REG, which then allocates one object, the enabler, as upstream's does.
-/// A program that registers and unregisters in a loop reuses them.
+/// A node for an event's entry in [`FOLLOWERS`], unused.
+type FollowersNode = RBTreeNodeReservation<usize, Followers>;
+
+/// Tree nodes, unused: what an UNREG removed, kept in its scope (one of each at most) for the
+/// next REG, which then allocates one object, the enabler, as upstream's does. A program that
+/// registers and unregisters in a loop reuses them. `event` is needed only by an event's first
+/// enabler: a REG that did not use it keeps it for the next.
 pub(crate) struct TreeNodes {
     word: Option<RBTreeNodeReservation<WordKey, Arc<Enabler>>>,
-    event: Option<RBTreeNodeReservation<EventKey, Arc<Enabler>>>,
+    event: Option<FollowersNode>,
 }
 
 impl TreeNodes {
@@ -460,12 +540,14 @@ impl TreeNodes {
     };
 }
 
-/// A new enabler and the two tree nodes it needs, allocated before `event_mutex` is taken (REG
-/// and fork copies), or taken from `nodes`.
+/// A new enabler, its references for the two lists it enters, and the tree nodes it may need,
+/// allocated before `event_mutex` is taken (REG and fork copies), or taken from `nodes`.
 struct NewEnabler {
-    enabler: Arc<Enabler>,
+    follow: ListArc<Enabler, FOLLOW>,
+    order: ListArc<Enabler, ORDER>,
     word: RBTreeNodeReservation<WordKey, Arc<Enabler>>,
-    event: RBTreeNodeReservation<EventKey, Arc<Enabler>>,
+    /// For its event's entry in [`FOLLOWERS`], if it is the event's first enabler.
+    event: FollowersNode,
 }
 
 impl NewEnabler {
@@ -486,35 +568,55 @@ impl NewEnabler {
             Some(node) => node,
             None => RBTreeNodeReservation::new(GFP_KERNEL_ACCOUNT)?,
         };
+        let (follow, order) = Enabler::new(scope, event, addr, bit)?;
         Ok(Self {
-            enabler: Enabler::new(scope, event, addr, bit)?,
+            follow,
+            order,
             word,
             event: event_node,
         })
     }
 
-    /// Inserts the enabler into its scope and the index by event, taking the event reference.
-    fn insert(self, held: &mut Held, born: u64) -> Arc<Enabler> {
-        let e = self.enabler;
+    /// Inserts the enabler into its scope and its event's list, taking the event reference.
+    /// Returns it, and the node for the event's entry if the event had one already.
+    fn insert(self, held: &mut Held, born: u64) -> (Arc<Enabler>, Option<FollowersNode>) {
+        let e = self.follow.clone_arc();
         e.born.store(born, Relaxed);
         e.event().get();
         ENABLERS.fetch_add(1, Relaxed);
-        FOLLOWERS
-            .get(held)
-            .get_or_insert_with(RBTree::new)
-            .insert(self.event.into_node(e.event_key(), e.clone()));
+        let followers = FOLLOWERS.get(held).get_or_insert_with(RBTree::new);
+        let key = e.event.as_ptr() as usize;
+        let unused = match followers.get_mut(&key) {
+            Some(list) => {
+                list.push_back(self.follow);
+                Some(self.event)
+            }
+            None => {
+                let mut list = List::new();
+                list.push_back(self.follow);
+                followers.insert(self.event.into_node(key, list));
+                None
+            }
+        };
+        e.scope.order.get(held).push_back(self.order);
         e.scope
             .enablers
             .get(held)
             .insert(self.word.into_node((e.addr, e.bit), e.clone()));
-        e
+        (e, unused)
     }
 }
 
 impl Enabler {
-    /// A new enabler, not yet in any tree (no event reference yet).
-    fn new(scope: &Arc<Scope>, event: NonNull<UserEvent>, addr: u64, bit: u8) -> Result<Arc<Self>> {
-        Arc::pin_init(
+    /// A new enabler, in no tree or list yet (no event reference yet), and its references for
+    /// its event's list and its scope's order list.
+    fn new(
+        scope: &Arc<Scope>,
+        event: NonNull<UserEvent>,
+        addr: u64,
+        bit: u8,
+    ) -> Result<(ListArc<Self, FOLLOW>, ListArc<Self, ORDER>)> {
+        let e = UniqueArc::pin_init(
             pin_init!(Self {
                 scope: scope.clone(),
                 event,
@@ -526,9 +628,12 @@ impl Enabler {
                 attempts: AtomicU32::new(0),
                 fault_links <- ListLinks::new(),
                 fault_track <- AtomicTracker::new(),
+                follow_links <- ListLinks::new(),
+                order_links <- ListLinks::new(),
             }),
             GFP_KERNEL_ACCOUNT,
-        )
+        )?;
+        Ok(ListArc::pair_from_pin_unique(e))
     }
 
     /// The event. Only called while the enabler holds its reference (alive, or in the
@@ -543,61 +648,58 @@ impl Enabler {
         self.died.load(Relaxed) == ALIVE
     }
 
-    /// Removes the enabler from its event's index, once it left its scope's tree. Returns the
-    /// removed tree node.
-    fn unindex(&self, held: &mut Held) -> Option<RBTreeNodeReservation<EventKey, Arc<Enabler>>> {
-        ENABLERS.fetch_sub(1, Relaxed);
-        let followers = FOLLOWERS.get(held).as_mut()?;
-        Some(followers.remove_node(&self.event_key())?.into_reservation())
-    }
-
-    /// The key in [`FOLLOWERS`].
-    fn event_key(&self) -> EventKey {
-        (
-            self.event.as_ptr() as usize,
-            self.scope.id,
-            self.addr,
-            self.bit,
-        )
-    }
-
-    /// Writes the event's current state into the enabler's word, or, if the page must be
-    /// faulted in first, queues that (the status change, fork copy and fault-in paths).
-    /// `new_status` restarts the fault-in attempts; otherwise this is one more attempt, and
-    /// the fault-in is given up after [`MAX_ATTEMPTS`].
-    ///
-    /// Called under `event_mutex`, which orders it against status changes and removals.
-    fn write_or_queue(self: &Arc<Self>, new_status: bool) {
-        let set = self.event().status() != 0;
-        if write_bit(&self.scope.mm, self.addr, self.bit, set) != Err(EFAULT) {
-            return;
-        }
-        if new_status {
-            self.attempts.store(0, Relaxed);
-        } else if self.attempts.fetch_add(1, Relaxed) + 1 >= MAX_ATTEMPTS {
-            return;
-        }
-        self.queue_fault();
-    }
-
     /// Drops the event reference, once.
     fn release(&self, held: &mut Held) {
         if !self.released.swap(true, Relaxed) {
             self.event().put_locked(held);
         }
     }
+}
 
-    /// Queues a fault-in of the enabler's word; nothing if one is queued already.
-    fn queue_fault(self: &Arc<Self>) {
-        let Ok(item) = ListArc::try_from_arc(self.clone()) else {
-            return;
-        };
-        self.scope.fork.lock().faults.push_back(item);
-        // Already queued or running is fine: the work drains the list.
-        if let Some(queue) = deferred::faults() {
-            let _ = queue.enqueue::<Arc<Scope>, 3>(self.scope.clone());
-        }
+/// Writes the event's current state into the enabler's word, or, if the page must be faulted
+/// in first, queues that (the status change, fork copy and fault-in paths). `new_status`
+/// restarts the fault-in attempts; otherwise this is one more attempt, and the fault-in is
+/// given up after [`MAX_ATTEMPTS`].
+///
+/// Called under `event_mutex`, which orders it against status changes and removals.
+fn write_or_queue(e: ArcBorrow<'_, Enabler>, new_status: bool) {
+    let set = e.event().status() != 0;
+    if write_bit(&e.scope.mm, e.addr, e.bit, set) != Err(EFAULT) {
+        return;
     }
+    if new_status {
+        e.attempts.store(0, Relaxed);
+    } else if e.attempts.fetch_add(1, Relaxed) + 1 >= MAX_ATTEMPTS {
+        return;
+    }
+    queue_fault(e);
+}
+
+/// Queues a fault-in of the enabler's word; nothing if one is queued already.
+fn queue_fault(e: ArcBorrow<'_, Enabler>) {
+    let Some(item) = ListArc::<Enabler, FAULT>::try_from_arc_borrow(e) else {
+        return;
+    };
+    e.scope.fork.lock().faults.push_back(item);
+    // Already queued or running is fine: the work drains the list.
+    if let Some(queue) = deferred::faults() {
+        let _ = queue.enqueue::<Arc<Scope>, 3>(e.scope.clone());
+    }
+}
+
+/// Takes `e`, which left its scope, out of its event's list in [`FOLLOWERS`]. The event's entry
+/// goes with its last enabler: its node is returned, for reuse.
+fn unfollow(held: &mut Held, e: &Enabler) -> Option<FollowersNode> {
+    ENABLERS.fetch_sub(1, Relaxed);
+    let followers = FOLLOWERS.get(held).as_mut()?;
+    let key = e.event.as_ptr() as usize;
+    let list = followers.get_mut(&key)?;
+    // SAFETY: An enabler is only ever in its own event's list, the one `key` finds.
+    drop(unsafe { list.remove(e) });
+    if !list.is_empty() {
+        return None;
+    }
+    Some(followers.remove_node(&key)?.into_reservation())
 }
 
 /// True if `mm` is the calling task's address space.
@@ -742,7 +844,8 @@ pub(crate) fn create(
         write_bit(&scope.mm, addr, bit, set).map_err(|e| if e == ENOENT { EFAULT } else { e })?;
         if let Some(new) = new.take() {
             let (born, _) = scope.next_seq();
-            new.insert(held, born);
+            let (_, unused) = new.insert(held, born);
+            scope.keep_spare(held, unused);
         }
         Ok(())
     })
@@ -777,7 +880,9 @@ fn remove(held: &mut Held, scope: &Scope, addr: u64, bit: u8) -> Result {
         .remove_node(&key)
         .expect("found")
         .into_reservation();
-    let event = e.unindex(held);
+    // SAFETY: An enabler is only ever in its own scope's order list.
+    drop(unsafe { scope.order.get(held).remove(&e) });
+    let event = unfollow(held, &e);
     let (died, pending) = scope.next_seq();
     e.died.store(died, Relaxed);
     let spare = scope.spare.get(held);
@@ -803,24 +908,18 @@ fn remove(held: &mut Held, scope: &Scope, addr: u64, bit: u8) -> Result {
 /// Rewrites every enabler of `event` after its consumers changed (`user_event_enabler_update`).
 /// Visits the event's own enablers only.
 pub(crate) fn update_for(held: &mut Held, event: &UserEvent) {
-    let id = core::ptr::from_ref(event) as usize;
-    let Some(mut cursor) = FOLLOWERS
+    let key = core::ptr::from_ref(event) as usize;
+    let Some(list) = FOLLOWERS
         .get(held)
         .as_mut()
-        .and_then(|followers| followers.cursor_lower_bound_mut(&(id, 0, 0, 0)))
+        .and_then(|followers| followers.get_mut(&key))
     else {
         return;
     };
-    loop {
-        let (key, e) = cursor.current();
-        if key.0 != id {
-            return;
-        }
-        e.write_or_queue(true);
-        let Some(next) = cursor.move_next() else {
-            return;
-        };
-        cursor = next;
+    let mut cursor = list.cursor_front();
+    while let Some(next) = cursor.peek_next() {
+        write_or_queue(next.arc(), true);
+        cursor.move_next();
     }
 }
 
@@ -858,6 +957,8 @@ fn after(key: WordKey) -> WordKey {
 /// removes waits in its graveyard, which this walks second. An enabler removed after this walk
 /// passed it shows up in both; the child's tree keeps the first copy.
 fn copy(parent: &Scope, child: &Arc<Scope>, snapshot: u64) -> Result {
+    // A node for an event's entry that one copy did not need, for the next.
+    let mut spare = None;
     // Then the graveyard, keyed by `died`: only those removed after the snapshot.
     for (slot, start) in [
         (&parent.enablers, (0, 0)),
@@ -870,7 +971,7 @@ fn copy(parent: &Scope, child: &Arc<Scope>, snapshot: u64) -> Result {
             let Some((key, e)) = next else {
                 break;
             };
-            copy_one(child, &e)?;
+            spare = copy_one(child, &e, spare)?;
             from = after(key);
         }
     }
@@ -878,14 +979,22 @@ fn copy(parent: &Scope, child: &Arc<Scope>, snapshot: u64) -> Result {
 }
 
 /// Copies one enabler into `child` and writes the event's current state into the child's word.
-fn copy_one(child: &Arc<Scope>, src: &Enabler) -> Result {
-    let new = NewEnabler::new(child, src.event, src.addr, src.bit, TreeNodes::EMPTY)?;
+/// Takes a node for an event's entry in [`FOLLOWERS`] if the last copy left one, and returns
+/// the one this copy did not use.
+fn copy_one(
+    child: &Arc<Scope>,
+    src: &Enabler,
+    event: Option<FollowersNode>,
+) -> Result<Option<FollowersNode>> {
+    let nodes = TreeNodes { word: None, event };
+    let new = NewEnabler::new(child, src.event, src.addr, src.bit, nodes)?;
     let mut held = Held::lock();
     if child.has(&mut held, src.addr, src.bit) {
-        return Ok(());
+        return Ok(None);
     }
     // `src` holds its event reference: it is alive, or in the graveyard until this copy ran.
     // Right after fork the page is still shared copy-on-write: the fault path breaks it.
-    new.insert(&mut held, 0).write_or_queue(true);
-    Ok(())
+    let (e, unused) = new.insert(&mut held, 0);
+    write_or_queue(e.as_arc_borrow(), true);
+    Ok(unused)
 }
