@@ -168,6 +168,18 @@ struct workqueue_struct *rue_alloc_workqueue(const char *name);
 struct workqueue_struct *rue_alloc_unbound_workqueue(const char *name);
 
 /*
+ * Charging the calling task's accounted allocations to another memory cgroup:
+ * get_mem_cgroup_from_mm(), set_active_memcg() and mem_cgroup_put() are static
+ * inlines (and stubs without CONFIG_MEMCG). rue_charge_begin() takes a
+ * reference on @mm's cgroup in *@memcg and makes it the task's active one,
+ * returning the one before; rue_charge_end() restores that and drops the
+ * reference.
+ */
+struct mem_cgroup;
+struct mem_cgroup *rue_charge_begin(struct mm_struct *mm, struct mem_cgroup **memcg);
+void rue_charge_end(struct mem_cgroup *memcg, struct mem_cgroup *old);
+
+/*
  * trace_event_dyn_busy() (not exported): true while the tracing core holds
  * references on a dynamic event's call (call->refcnt).
  */

@@ -2,24 +2,22 @@
 
 //! The module's own workqueues.
 //!
-//! - **lifecycle** (ordered): fork copies and delayed event destroys. Items run one at a time in
-//!   queueing order, so a grandchild's copy runs after the copy into its parent, and events are
-//!   destroyed in the order their last references went. Nothing on it waits for user space: it
-//!   takes `event_mutex` and allocates.
-//! - **teardowns** (unbound): scope teardowns, the work of a process's exit or exec. Unrelated
-//!   processes' teardowns run side by side, and none waits behind a fork copy or a destroy. A
-//!   teardown that must not run before a fork copy is handed to that copy instead (see
-//!   [`crate::enabler`]), so this queue needs no order.
+//! - **lifecycle** (ordered): delayed event destroys, one at a time in the order the events'
+//!   last references went (the tracing core removes the newest events fastest). Nothing on it
+//!   waits for user space: it takes `event_mutex`.
+//! - **scopes** (unbound): each scope's fork copy and teardown, the work of a process's fork,
+//!   exit or exec. Unrelated processes' copies and teardowns run side by side, and none waits
+//!   behind another process's work or a destroy. The orders a scope's work needs (a copy after
+//!   the copy into its source, a teardown after the copies that read or fill the scope) are
+//!   kept by [`crate::enabler`] itself, so this queue needs none.
 //! - **faults** (unbound): fault-ins of enable words, which may wait for as long as the page's
-//!   owner makes them (see [`crate::enabler`]). Apart from the lifecycle work, and one work item
-//!   per scope, so a slow fault-in delays only its own process's bits.
+//!   owner makes them (see [`crate::enabler`]). Apart from the other work, and one work item per
+//!   scope, so a slow fault-in delays only its own process's bits.
 //!
 //! Destroying a workqueue at unload waits for every queued and running item, including items
-//! they queue, so no work function of this module can run after its code is gone. The
-//! lifecycle queue goes first (a fork copy may queue a teardown and fault-ins), then the
-//! teardowns, then the fault-ins. A teardown queues an event's destroy on the lifecycle queue
-//! only when it drops an enabler's event reference, and at unload no enabler is left: each
-//! holds an event, and each event pins the module.
+//! they queue, so no work function of this module can run after its code is gone. The scopes
+//! queue goes first (a copy may queue fault-ins, a teardown an event's destroy), then the
+//! lifecycle queue, then the fault-ins; no item queues work on an earlier queue.
 
 use crate::bindings;
 use core::ptr::{null_mut, NonNull};
@@ -28,16 +26,16 @@ use kernel::{prelude::*, workqueue::Queue};
 
 static LIFECYCLE: AtomicPtr<bindings::workqueue_struct> = AtomicPtr::new(null_mut());
 static FAULTS: AtomicPtr<bindings::workqueue_struct> = AtomicPtr::new(null_mut());
-static TEARDOWNS: AtomicPtr<bindings::workqueue_struct> = AtomicPtr::new(null_mut());
+static SCOPES: AtomicPtr<bindings::workqueue_struct> = AtomicPtr::new(null_mut());
 
-/// Owns the workqueues; published for [`lifecycle`], [`teardowns`] and [`faults`] while alive.
+/// Owns the workqueues; published for [`lifecycle`], [`scopes`] and [`faults`] while alive.
 ///
 /// # Invariants
 ///
 /// The three pointers are live workqueues, owned here and destroyed in `drop`.
 pub(crate) struct Workqueues {
+    scopes: NonNull<bindings::workqueue_struct>,
     lifecycle: NonNull<bindings::workqueue_struct>,
-    teardowns: NonNull<bindings::workqueue_struct>,
     faults: NonNull<bindings::workqueue_struct>,
 }
 
@@ -51,16 +49,16 @@ impl Workqueues {
     pub(crate) fn new() -> Result<Self> {
         let faults = Allocated::unbound(c"rust_user_events_faults")?;
         let lifecycle = Allocated::ordered(c"rust_user_events")?;
-        let teardowns = Allocated::unbound(c"rust_user_events_teardowns")?;
-        let (faults, lifecycle, teardowns) = (
+        let scopes = Allocated::unbound(c"rust_user_events_scopes")?;
+        let (faults, lifecycle, scopes) = (
             faults.publish(&FAULTS),
             lifecycle.publish(&LIFECYCLE),
-            teardowns.publish(&TEARDOWNS),
+            scopes.publish(&SCOPES),
         );
         // INVARIANT: All three allocated above.
         Ok(Self {
+            scopes,
             lifecycle,
-            teardowns,
             faults,
         })
     }
@@ -130,8 +128,8 @@ impl Drop for Workqueues {
         // SAFETY: Each was allocated and published in `new` (type invariants) and is destroyed
         // once, drained before the queues its items use (see the module docs).
         unsafe {
+            destroy(self.scopes, &SCOPES);
             destroy(self.lifecycle, &LIFECYCLE);
-            destroy(self.teardowns, &TEARDOWNS);
             destroy(self.faults, &FAULTS);
         }
     }
@@ -149,9 +147,9 @@ pub(crate) fn lifecycle() -> Option<&'static Queue> {
     queue(&LIFECYCLE)
 }
 
-/// The unbound scope teardown workqueue.
-pub(crate) fn teardowns() -> Option<&'static Queue> {
-    queue(&TEARDOWNS)
+/// The unbound workqueue of scopes' fork copies and teardowns.
+pub(crate) fn scopes() -> Option<&'static Queue> {
+    queue(&SCOPES)
 }
 
 /// The unbound fault-in workqueue.

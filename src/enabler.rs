@@ -35,12 +35,15 @@
 //! copy under the same spinlock. The copy takes exactly the enablers with
 //! `born <= snapshot < died`: those that existed at the fork, not later REGs, and not missing
 //! later UNREGs, because an enabler removed while a copy is pending waits in the scope's
-//! graveyard (holding its event reference) until the last pending copy ran. Copies run in order
-//! on the ordered lifecycle workqueue, so a grandchild's copy runs after the copy into its
-//! parent. Teardowns run on their own unbound queue, side by side: one that would overtake a
-//! copy (of the scope, or into it) is left to the last such copy, and a child gone before its
-//! copy started cancels it. The parent never waits; the child's first REG or UNREG waits for
-//! its own copy.
+//! graveyard (holding its event reference) until the last pending copy ran.
+//!
+//! Copies and teardowns run on the unbound scopes queue, side by side, and what they allocate
+//! is charged to the forker's memory cgroup. The orders they need are kept here: a copy starts
+//! only once its source is copied (a grandchild's copy runs the copy into its parent first,
+//! [`Scope::complete_copy`]); a teardown that would overtake a copy (of the scope, or into it)
+//! is left to the last such copy, and a child gone before its copy started cancels it. The
+//! parent never waits; the child's first REG or UNREG runs its own copy if no worker has
+//! started it, and otherwise waits for that copy only.
 //!
 //! # Bit writes and fault-ins
 //!
@@ -52,7 +55,7 @@
 //! `event_mutex` and retry, at most [`MAX_ATTEMPTS`] times. A status change or a fork copy
 //! instead queues the enabler on its scope's fault list (at most once: the list tracks
 //! membership) and the scope's fault work on the unbound fault workqueue, apart from the
-//! ordered lifecycle work. A scope's fault-ins run one at a time, so a fault-in that blocks (a
+//! copies and teardowns. A scope's fault-ins run one at a time, so a fault-in that blocks (a
 //! page of the process's own FUSE file, say) holds one worker and that process's own bits only.
 //! Like upstream, `fixup_user_fault` gets no `unlocked` pointer, so it never waits for a
 //! userfaultfd handler.
@@ -247,39 +250,75 @@ impl Scope {
         Ok(core::mem::replace(self.spare.get(held), TreeNodes::EMPTY))
     }
 
-    /// Waits until a forked child's copy of its parent's enablers ran.
+    /// Makes sure a forked child's copy of its parent's enablers ran (REG and UNREG in the
+    /// child, and the copy's work item): a copy nobody has started runs here, in the caller,
+    /// after the copies it depends on (into the scope's ancestors, themselves forked a moment
+    /// ago), which also run here unless one runs elsewhere, which is then waited for.
     ///
-    /// A child that registers or unregisters at once must first see what it inherited. The
-    /// wait is uninterruptible, so REG and UNREG never return an errno upstream does not (an
-    /// interruptible wait would give `EINTR` to a program with a signal handler), and bounded:
-    /// the copy runs on the lifecycle queue, which never waits for user space, and takes time
-    /// linear in the parent's enablers. It waits for this scope's copy only and is called
-    /// without `reg_mutex` or `event_mutex` held: the copy takes `event_mutex`.
-    pub(crate) fn wait_for_copy(&self) {
+    /// A child that registers or unregisters at once must first see what it inherited. A copy
+    /// starts only once its source is copied, so a running copy never waits, and a wait is
+    /// bounded by the work of this scope's own lineage: no process waits behind another
+    /// process's copies. The wait is uninterruptible, so REG and UNREG never return an errno
+    /// upstream does not (an interruptible wait would give `EINTR` to a program with a signal
+    /// handler). Called without `reg_mutex` or `event_mutex` held: a copy takes `event_mutex`.
+    pub(crate) fn complete_copy(self: &Arc<Self>) {
         // Nearly always true (every scope but a child forked a moment ago): no lock then.
-        if self.copied.load(Acquire) {
-            return;
+        while !self.copied.load(Acquire) {
+            let next = self.first_to_copy();
+            // `None` if its copy runs elsewhere (or has just finished).
+            let from = next.fork.lock().copy_from.take();
+            match from {
+                Some((parent, snapshot)) => run_copy(&next, parent, snapshot),
+                None => next.wait_copied(),
+            }
         }
+    }
+
+    /// Of this scope and its ancestors not yet copied, the one whose copy goes first: the one
+    /// whose source is copied, or whose own copy is running.
+    fn first_to_copy(self: &Arc<Self>) -> Arc<Scope> {
+        let mut scope = self.clone();
+        loop {
+            let parent = match &scope.fork.lock().copy_from {
+                Some((parent, _)) if !parent.copied.load(Acquire) => Some(parent.clone()),
+                _ => None,
+            };
+            match parent {
+                Some(parent) => scope = parent,
+                None => return scope,
+            }
+        }
+    }
+
+    /// True once the scope's last task left and no fork copy of it is pending: nothing will
+    /// read its enablers again (neither can change back).
+    fn unused(&self) -> bool {
+        self.tasks.load(Relaxed) == 0 && self.fork.lock().forks_pending == 0
+    }
+
+    /// Waits until the scope's copy, running elsewhere, is done.
+    fn wait_copied(&self) {
         let mut fork = self.fork.lock();
         while !self.copied.load(Acquire) {
             self.copy_done.wait(&mut fork);
         }
     }
 
-    /// Queues the copy of the parent's enablers into this forked child.
+    /// Queues the copy of the parent's enablers into this forked child, on the unbound scopes
+    /// queue; the child's first REG or UNREG runs it itself if no worker has started it yet.
     pub(crate) fn queue_copy(self: Arc<Self>) {
         // A new scope's work cannot be queued already; without the queue (module exit, after
         // the probes are gone) there is no child to copy for.
-        if let Some(queue) = deferred::lifecycle() {
+        if let Some(queue) = deferred::scopes() {
             let _ = queue.enqueue::<Arc<Scope>, 1>(self);
         }
     }
 
-    /// Queues the teardown of a scope whose last task left, on the unbound teardown queue:
+    /// Queues the teardown of a scope whose last task left, on the unbound scopes queue:
     /// unrelated processes' teardowns run side by side.
     pub(crate) fn queue_teardown(self: Arc<Self>) {
-        // Queued once: no task can join a scope that has none left.
-        if let Some(queue) = deferred::teardowns() {
+        // Queued once by the last task out, and again by the copy that ends its deferral.
+        if let Some(queue) = deferred::scopes() {
             let _ = queue.enqueue::<Arc<Scope>, 2>(self);
         }
     }
@@ -354,23 +393,31 @@ fn release_graveyard(scope: &Scope, held: &mut Held) {
     }
 }
 
-/// A fork copy (upstream `user_event_mm_dup`), run on the ordered lifecycle workqueue.
+/// A fork copy (upstream `user_event_mm_dup`), on the unbound scopes queue. Nothing to do if
+/// the child's first REG or UNREG ran it, or its teardown cancelled it, first.
 impl WorkItem<1> for Scope {
     type Pointer = Arc<Scope>;
 
     fn run(child: Arc<Scope>) {
-        // `None` if the child's teardown cancelled the copy first.
-        let from = child.fork.lock().copy_from.take();
-        if let Some((parent, snapshot)) = from {
-            if copy(&parent, &child, snapshot).is_err() {
-                // As upstream, a child whose copy fails has no enablers; counted.
-                FORK_COPY_FAILED.fetch_add(1, Relaxed);
-                child.teardown();
-            }
-            fork_finished(&parent);
-        }
-        set_copied(&child);
+        child.complete_copy();
     }
+}
+
+/// Copies into `child` what `parent` had at `snapshot` (taken from the child's `copy_from`),
+/// charging what it allocates to the memory cgroup of the parent's address space: the forker's,
+/// as upstream's copy in `copy_process()` charges it, wherever this runs.
+fn run_copy(child: &Arc<Scope>, parent: Arc<Scope>, snapshot: u64) {
+    let copied = {
+        let _charge = task::ChargeTo::mm(&parent.mm);
+        copy(&parent, child, snapshot)
+    };
+    if copied.is_err() {
+        // As upstream, a child whose copy fails has no enablers; counted.
+        FORK_COPY_FAILED.fetch_add(1, Relaxed);
+        child.teardown();
+    }
+    fork_finished(&parent);
+    set_copied(child);
 }
 
 /// Marks a forked child's copy as done (run or cancelled) and wakes its waiters; queues the
@@ -406,10 +453,10 @@ fn fork_finished(parent: &Arc<Scope>) {
     }
 }
 
-/// The teardown of a scope whose last task exited or exec'd, on the unbound teardown queue.
+/// The teardown of a scope whose last task exited or exec'd, on the unbound scopes queue.
 ///
-/// Teardowns are not ordered with fork copies, which run on the lifecycle queue, so a teardown
-/// that would overtake one waits for it without holding a worker: while copies of the scope are
+/// Teardowns are not ordered with fork copies, so a teardown that would overtake one waits for
+/// it without holding a worker: while copies of the scope are
 /// pending (they read its enablers), or while its own copy runs (it inserts enablers), it only
 /// marks itself deferred, and the last of those copies queues it again
 /// ([`ForkState::take_teardown`]). A forked child gone before its copy started needs no copy:
@@ -965,7 +1012,9 @@ fn copy(parent: &Scope, child: &Arc<Scope>, snapshot: u64) -> Result {
         (&parent.graveyard, (snapshot.saturating_add(1), 0)),
     ] {
         let mut from = start;
-        loop {
+        // A child whose last task left, and which no copy reads, needs no more: what it has is
+        // torn down.
+        while !child.unused() {
             // `event_mutex` is dropped at the end of this statement, before `copy_one`.
             let next = next_to_copy(&mut Held::lock(), slot, from, snapshot);
             let Some((key, e)) = next else {

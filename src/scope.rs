@@ -17,7 +17,8 @@
 //! Locking and allocation: one spinlock (`TASKS`) protects the map; every operation under it is
 //! a lookup, insertion or removal, logarithmic in the number of tasks that have a scope. Nodes
 //! and scopes are allocated before it is taken: in process context (REG) with
-//! `GFP_KERNEL_ACCOUNT`, in the fork probe, which runs in atomic context, with `GFP_NOWAIT`. A
+//! `GFP_KERNEL_ACCOUNT`, in the fork probe, which runs in atomic context, with `GFP_NOWAIT`,
+//! charged to the forker's memory cgroup (`__GFP_ACCOUNT`). A
 //! failure there is counted (`scope_join_failed` in `user_events_stats`) and leaves only that
 //! child outside its parent's scope, as upstream's failed `user_event_mm_dup` does.
 
@@ -27,7 +28,7 @@ use core::{
     sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed},
 };
 use kernel::{
-    alloc::flags::{__GFP_NOWARN, GFP_NOWAIT},
+    alloc::flags::{__GFP_NOWARN, GFP_KERNEL, GFP_KERNEL_ACCOUNT, GFP_NOWAIT},
     mm::Mm,
     prelude::*,
     rbtree::{RBTree, RBTreeNode},
@@ -115,7 +116,9 @@ pub(crate) fn on_newtask(child: *mut bindings::task_struct, clone_vm: bool) {
     let Some(parent) = scope_of(current_task()) else {
         return;
     };
-    let flags = GFP_NOWAIT | __GFP_NOWARN;
+    // Charged to the forker (the calling task), as upstream's `user_event_mm_alloc` charges it:
+    // `__GFP_ACCOUNT` is what `GFP_KERNEL_ACCOUNT` adds to `GFP_KERNEL`.
+    let flags = GFP_NOWAIT | __GFP_NOWARN | (GFP_KERNEL_ACCOUNT & !GFP_KERNEL);
     if clone_vm {
         let Ok(node) = RBTreeNode::new(child as usize, parent.clone(), flags) else {
             SCOPE_JOIN_FAILED.fetch_add(1, Relaxed);

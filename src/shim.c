@@ -8,6 +8,7 @@
 #include <linux/fs.h>
 #include <linux/futex.h>
 #include <linux/highmem.h>
+#include <linux/memcontrol.h>
 #include <linux/mm.h>
 #include <linux/mount.h>
 #include <linux/namei.h>
@@ -288,6 +289,18 @@ struct workqueue_struct *rue_alloc_workqueue(const char *name)
 struct workqueue_struct *rue_alloc_unbound_workqueue(const char *name)
 {
 	return alloc_workqueue("%s", WQ_UNBOUND, 0, name);
+}
+
+struct mem_cgroup *rue_charge_begin(struct mm_struct *mm, struct mem_cgroup **memcg)
+{
+	*memcg = get_mem_cgroup_from_mm(mm);
+	return set_active_memcg(*memcg);
+}
+
+void rue_charge_end(struct mem_cgroup *memcg, struct mem_cgroup *old)
+{
+	set_active_memcg(old);
+	mem_cgroup_put(memcg);
 }
 
 bool rue_trace_event_dyn_busy(struct trace_event_call *call)

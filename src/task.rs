@@ -134,3 +134,38 @@ pub(crate) fn thread_flags() -> kernel::ffi::c_ulong {
             .read_volatile()
     }
 }
+
+/// Charges the calling task's accounted allocations (`__GFP_ACCOUNT`) to the memory cgroup of an
+/// address space until dropped (`set_active_memcg()`): a fork copy, which runs in a worker or in
+/// the child, charges the forker's cgroup, as upstream's copy in `copy_process()` does. Without
+/// `CONFIG_MEMCG` it does nothing.
+///
+/// # Invariants
+///
+/// `memcg` is the reference `rue_charge_begin()` took on the cgroup (null without one), made
+/// the task's active cgroup; `old` is the one active before. Both are given back in `drop`, on
+/// the same task: the raw pointers make the guard neither `Send` nor `Sync`.
+pub(crate) struct ChargeTo {
+    memcg: *mut bindings::mem_cgroup,
+    old: *mut bindings::mem_cgroup,
+}
+
+impl ChargeTo {
+    /// Charges to `mm`'s memory cgroup (that of its owner task) from now on.
+    pub(crate) fn mm(mm: &kernel::mm::Mm) -> Self {
+        let mut memcg = core::ptr::null_mut();
+        // SAFETY: `mm` is a live address space (the reference proves it); the cgroup is found
+        // under RCU and returned with a reference of its own.
+        let old = unsafe { bindings::rue_charge_begin(mm.as_raw(), &mut memcg) };
+        // INVARIANT: As returned by `rue_charge_begin`.
+        Self { memcg, old }
+    }
+}
+
+impl Drop for ChargeTo {
+    fn drop(&mut self) {
+        // SAFETY: The type invariants: the reference and the previous cgroup that
+        // `rue_charge_begin` gave, on this task.
+        unsafe { bindings::rue_charge_end(self.memcg, self.old) };
+    }
+}
