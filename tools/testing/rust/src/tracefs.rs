@@ -4,9 +4,10 @@
 //! `user_events_status`, and its ftrace `enable` file.
 
 use std::{
-    fs,
-    io::Read,
+    fs::{self, OpenOptions},
+    io::{Read, Write},
     path::Path,
+    sync::OnceLock,
     thread,
     time::{Duration, Instant},
 };
@@ -93,10 +94,43 @@ pub fn expect_status(name: &str, want: Option<&str>) -> Result<(), String> {
     }
 }
 
-/// Polls `cond` every millisecond until it holds; fails after `ms` milliseconds. For state
-/// the kernel changes asynchronously (an event's deletion after its last close, an enable bit
-/// written by the fault-in worker): a deadline, never a fixed sleep, decides.
+/// How much slower than the reference machine this run is, as the C tests measure it
+/// (`rue_slowness()` in `selftests/rust_user_events/rue_helpers.h`, whose constants these are):
+/// the fastest of five rounds of 2,000 one-byte `write()`s to `/dev/null`, over the same on the
+/// machine the bounds were written on; never below 1. Measured once per process.
+pub fn slowness() -> f64 {
+    static SLOWNESS: OnceLock<f64> = OnceLock::new();
+    *SLOWNESS.get_or_init(|| {
+        const WRITES: usize = 2000;
+        const ROUNDS: usize = 5;
+        const REF_NS: u128 = 2_700_000;
+        let Ok(mut null) = OpenOptions::new().write(true).open("/dev/null") else {
+            return 1.0;
+        };
+        let best = (0..ROUNDS)
+            .map(|_| {
+                let start = Instant::now();
+                for _ in 0..WRITES {
+                    let _ = null.write(&[0]);
+                }
+                start.elapsed().as_nanos()
+            })
+            .min()
+            .unwrap_or(0);
+        if best > REF_NS {
+            best as f64 / REF_NS as f64
+        } else {
+            1.0
+        }
+    })
+}
+
+/// Polls `cond` every millisecond until it holds; fails after `ms` milliseconds on the
+/// reference machine, scaled to this run ([`slowness`]). For state the kernel changes
+/// asynchronously (an event's deletion after its last close, an enable bit written by the
+/// fault-in worker): a deadline, never a fixed sleep, decides.
 pub fn wait_until(what: &str, ms: u64, mut cond: impl FnMut() -> bool) -> Result<(), String> {
+    let ms = (ms as f64 * slowness()) as u64;
     let deadline = Instant::now() + Duration::from_millis(ms);
     loop {
         if cond() {

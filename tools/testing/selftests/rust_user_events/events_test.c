@@ -1169,7 +1169,7 @@ static long status_active(void)
 /*
  * Mean ms of a REG plus UNREG of an existing event, over at least STATUS_REGS
  * pairs and, with a reader running, until it read the file @min_reads times
- * (bounded: 60 s); the slowest pair in *@worst.
+ * (bounded: rue_bound_ms(60 s)); the slowest pair in *@worst.
  */
 static double reg_unreg_ms(int fd, __u32 *word, double *worst, long min_reads)
 {
@@ -1178,7 +1178,7 @@ static double reg_unreg_ms(int fd, __u32 *word, double *worst, long min_reads)
 	int i;
 
 	*worst = 0;
-	for (i = 0; i < STATUS_REGS || (status_reads - reads < min_reads && now_ms() < start + 60000);
+	for (i = 0; i < STATUS_REGS || (status_reads - reads < min_reads && now_ms() < start + rue_bound_ms(60000));
 	     i++) {
 		double t = now_ms();
 

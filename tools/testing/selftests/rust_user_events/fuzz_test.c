@@ -2778,6 +2778,8 @@ int main(int argc, char **argv)
 	init_op_total();
 	if (!op_total)
 		usage();
+	/* The stuck bound (-w) is for the reference machine: scaled to this run (rue_helpers.h). */
+	g_stuck_s = rue_bound_ms(g_stuck_s * 1000LL) / 1000;
 	setvbuf(stdout, NULL, _IONBF, 0);
 	printf("# fuzz_test: seed %llu\n", (unsigned long long)g_seed);
 	printf("TAP version 13\n1..1\n");

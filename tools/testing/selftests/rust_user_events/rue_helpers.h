@@ -83,15 +83,78 @@ static inline int exists(const char *path)
 	return stat(path, &st) == 0;
 }
 
-/* Auto-deletion is asynchronous, as upstream: waits up to @ms for @path to go. */
+/* CLOCK_MONOTONIC in nanoseconds. */
+static inline long long rue_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+/* CLOCK_MONOTONIC in milliseconds. */
+static inline long long rue_now_ms(void)
+{
+	return rue_now_ns() / 1000000;
+}
+
+/*
+ * Time bounds follow the machine. Every bound in these tests is written for the machine they
+ * were written on (the debug test kernel under QEMU TCG on a 2-core host) and is scaled by how
+ * much slower this run is: rue_slowness() times RUE_CALIB_WRITES one-byte write()s to
+ * /dev/null, takes the fastest of RUE_CALIB_ROUNDS rounds (another task's noise only slows a
+ * round down) and divides by RUE_CALIB_REF_NS, the same measured there; never below 1, so a
+ * faster kernel (Debian's) keeps the bounds as written. Measured once per process, before its
+ * first bound; a forked child inherits it.
+ */
+#define RUE_CALIB_WRITES 2000
+#define RUE_CALIB_ROUNDS 5
+#define RUE_CALIB_REF_NS 2700000LL	/* the test kernel, 2026-11-27: rounds of 2.67-3.9 ms */
+
+static inline double rue_slowness(void)
+{
+	static double slowness;
+	long long best = -1;
+	char byte = 0;
+	int fd;
+
+	if (slowness)
+		return slowness;
+	fd = open("/dev/null", O_WRONLY);
+	for (int r = 0; fd >= 0 && r < RUE_CALIB_ROUNDS; r++) {
+		long long start = rue_now_ns(), took;
+
+		for (int i = 0; i < RUE_CALIB_WRITES; i++)
+			if (write(fd, &byte, 1) != 1)
+				break;
+		took = rue_now_ns() - start;
+		if (best < 0 || took < best)
+			best = took;
+	}
+	if (fd >= 0)
+		close(fd);
+	slowness = best > RUE_CALIB_REF_NS ? (double)best / RUE_CALIB_REF_NS : 1.0;
+	return slowness;
+}
+
+/* A time bound of @ms milliseconds on the reference machine, for this run (see above). */
+static inline long long rue_bound_ms(long long ms)
+{
+	return (long long)(ms * rue_slowness());
+}
+
+/* Auto-deletion is asynchronous, as upstream: waits up to rue_bound_ms(@ms) for @path to go. */
 static inline int gone_within(const char *path, int ms)
 {
-	for (int i = 0; i < ms; i++) {
+	long long end = rue_now_ms() + rue_bound_ms(ms);
+
+	for (;;) {
 		if (!exists(path))
 			return 1;
+		if (rue_now_ms() > end)
+			return !exists(path);
 		usleep(1000);
 	}
-	return 0;
 }
 
 /*
@@ -173,20 +236,12 @@ static inline int rue_set_enable(const char *event, const char *val)
 	return ok ? 0 : -EIO;
 }
 
-/* CLOCK_MONOTONIC in milliseconds. */
-static inline long long rue_now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
-}
-
 /*
  * A bounded wait: evaluates @cond every @step_us microseconds until it holds (1) or more than
- * @ms milliseconds have passed (0, after one last evaluation at the deadline).
+ * @ms milliseconds (of this run: see rue_bound_ms()) have passed (0, after one last evaluation
+ * at the deadline).
  */
-#define rue_wait_until(cond, ms, step_us)					\
+#define rue_wait_until_ms(cond, ms, step_us)					\
 	({									\
 		long long __rue_end = rue_now_ms() + (ms);			\
 		int __rue_ok;							\
@@ -199,6 +254,9 @@ static inline long long rue_now_ms(void)
 		}								\
 		__rue_ok;							\
 	})
+
+/* rue_wait_until_ms() for a bound of @ms milliseconds on the reference machine. */
+#define rue_wait_until(cond, ms, step_us) rue_wait_until_ms(cond, rue_bound_ms(ms), step_us)
 
 /* Sends @fd over the unix socket @sock (SCM_RIGHTS, one byte); 0 or -errno. */
 static inline int rue_send_fd(int sock, int fd, int msg_flags)
