@@ -43,7 +43,7 @@ step() {
 }
 scale() {
 	step scale_bench -r "$runs" events 10 1000 10000
-	step scale_bench -r "$runs" enablers 10 1000 10000
+	step scale_bench -r "$runs" enablers 10 1000 10000 100000
 	step scale_bench -r "$runs" fanout 1x1000 10x100 100x10
 }
 if [ -z "$sides" ]; then

@@ -59,7 +59,7 @@ GROUPS = [
     ]),
     ("REG/UNREG while one process holds N enablers of one event", [
         (f"enablers{n}_{k}", f"N={n}: {label}")
-        for n in ("10", "1000", "10000")
+        for n in ("10", "1000", "10000", "100000")
         for k, label in (("reg", "REG, another process"), ("unreg", "UNREG, another process"),
                          ("reg_own", "REG, the holder itself"),
                          ("unreg_own", "UNREG, the holder itself"),
