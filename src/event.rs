@@ -151,7 +151,7 @@ fn push_str(strings: &mut KVec<u8>, s: &[u8]) -> Result<Range<usize>> {
     let start = strings.len();
     kbuf::extend(strings, s)?;
     let end = strings.len();
-    strings.push(0, GFP_KERNEL)?;
+    strings.push(0, GFP_KERNEL_ACCOUNT)?;
     Ok(start..end)
 }
 
@@ -203,6 +203,8 @@ impl UserEvent {
     /// the name's key in the group's table.
     ///
     /// Fails with `EINVAL` for any grammar error (spec §2), `ENOMEM` on allocation failure.
+    /// Everything is allocated with `GFP_KERNEL_ACCOUNT`: charged to the memory cgroup of the
+    /// task that creates the event, as upstream's `user_event_parse` charges it.
     pub(crate) fn new(
         name: &str,
         args: &str,
@@ -213,8 +215,10 @@ impl UserEvent {
         // Room for the strings below, so that this rarely grows: the two names, the field types
         // and names (pieces of `args`) and their NULs, and a print format of about twice the
         // field names with a few bytes of format per field.
-        let mut strings =
-            KVec::with_capacity(2 * name.len() + 3 * args.len() + PRINT_FMT_BASE, GFP_KERNEL)?;
+        let mut strings = KVec::with_capacity(
+            2 * name.len() + 3 * args.len() + PRINT_FMT_BASE,
+            GFP_KERNEL_ACCOUNT,
+        )?;
         let reg_name = push_str(&mut strings, name.as_bytes())?;
         let tp_name = match multi_id {
             None => push_str(&mut strings, name.as_bytes())?,
@@ -226,7 +230,7 @@ impl UserEvent {
         };
         // Sized once, so that a many-field event does not reallocate its field list at 1, 2,
         // 4, ... fields; empty pieces (`"u32 a;;;"`) get no room.
-        let mut fields = KVec::with_capacity(grammar::max_fields(args), GFP_KERNEL)?;
+        let mut fields = KVec::with_capacity(grammar::max_fields(args), GFP_KERNEL_ACCOUNT)?;
         let mut validators = KVec::new();
         let mut min_size = 0;
         for field in grammar::fields(args) {
@@ -234,7 +238,7 @@ impl UserEvent {
             let ty = push_str(&mut strings, field.ty.as_bytes())?;
             let fname = push_str(&mut strings, field.name.as_bytes())?;
             if let Some(v) = field.validator() {
-                validators.push(v, GFP_KERNEL)?;
+                validators.push(v, GFP_KERNEL_ACCOUNT)?;
             }
             min_size = field.end() - grammar::TRACE_ENTRY_SIZE;
             fields.push(
@@ -246,7 +250,7 @@ impl UserEvent {
                     is_signed: field.is_signed,
                     is_struct: field.is_struct,
                 },
-                GFP_KERNEL,
+                GFP_KERNEL_ACCOUNT,
             )?;
         }
         // The print format reads the field names in `strings`, so it is written elsewhere first:
@@ -255,7 +259,7 @@ impl UserEvent {
         let mut short = StackBuf::<PRINT_FMT_STACK>::new();
         if print_fmt::write_print_fmt(&mut short, names(&strings, &fields)).is_ok() {
             kbuf::extend(&mut strings, short.as_bytes())?;
-            strings.push(0, GFP_KERNEL)?;
+            strings.push(0, GFP_KERNEL_ACCOUNT)?;
         } else {
             let long = KBuf::c_string(2 * args.len() + PRINT_FMT_BASE, |buf| {
                 print_fmt::write_print_fmt(buf, names(&strings, &fields))
@@ -285,7 +289,7 @@ impl UserEvent {
                 table_next: EventLocked::new(None),
                 name_key,
             }),
-            GFP_KERNEL,
+            GFP_KERNEL_ACCOUNT,
         )
     }
 

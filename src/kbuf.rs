@@ -2,6 +2,10 @@
 
 //! Byte buffers that pure logic can write text into (`core::fmt::Write`): a growable one, and
 //! a fixed one on the stack for short text.
+//!
+//! Allocations are charged to the calling task's memory cgroup (`GFP_KERNEL_ACCOUNT`): the
+//! buffers hold what a registration keeps (an event's strings) or writes on the way, in the
+//! registering task, which upstream charges for its event as well.
 
 use core::{fmt, mem::MaybeUninit};
 use kernel::prelude::*;
@@ -27,10 +31,10 @@ impl KBuf {
         write: impl FnOnce(&mut Self) -> fmt::Result,
     ) -> Result<KVec<u8>> {
         let mut buf = Self {
-            bytes: KVec::with_capacity(capacity, GFP_KERNEL)?,
+            bytes: KVec::with_capacity(capacity, GFP_KERNEL_ACCOUNT)?,
         };
         write(&mut buf).map_err(|_| ENOMEM)?;
-        buf.bytes.push(0, GFP_KERNEL)?;
+        buf.bytes.push(0, GFP_KERNEL_ACCOUNT)?;
         Ok(buf.bytes)
     }
 
@@ -57,7 +61,7 @@ impl fmt::Write for KBuf {
 /// loop of a few instructions per byte in every new event's strings and print format).
 #[inline]
 pub(crate) fn extend(vec: &mut KVec<u8>, bytes: &[u8]) -> Result {
-    vec.reserve(bytes.len(), GFP_KERNEL)?;
+    vec.reserve(bytes.len(), GFP_KERNEL_ACCOUNT)?;
     let spare = &mut vec.spare_capacity_mut()[..bytes.len()];
     // SAFETY: `spare` has room for `bytes.len()` bytes (reserved above) and does not overlap
     // `bytes`, which `vec` does not own.

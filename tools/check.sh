@@ -70,7 +70,7 @@ fi
 {
 	for t in files_test rue_files_rs events_test dyn_events_test compat_test compat_test_64 fault_test bpf_test \
 		perf_events_test perf_tool_test rue_tracepoint_rs rue_eventheader_rs rue_otel_logs_rs rue_eventpipe_rs \
-		lifecycle_test enabler_test group_test module_test; do
+		lifecycle_test enabler_test charge_test group_test module_test; do
 		echo "rue-run $t $t"
 	done
 	# A failed module_test may leave the module unloaded; later programs need it.
