@@ -33,7 +33,7 @@
 #define STATS_FILE RUE_TRACEFS "user_events_stats"
 
 #define CG_EVENTS 2000
-#define CG_FIELDS 24		/* "u32 f000_pad_pad_pad;" is 20 bytes: 480 with the separators */
+#define CG_FIELDS 24		/* "u32 f000_pad_pad_pa" is 19 bytes: 479 with the separators */
 /* An event with such a field list keeps about 1.5 KiB of strings and 1 KiB of fields. */
 #define CG_MIN_PER_EVENT 2000
 #define CG_ENABLERS 20000
@@ -145,7 +145,7 @@ static int events_work(int cmd, int back)
 		int len = snprintf(args, sizeof(args), "__rue_cg_%d ", i);
 
 		for (int f = 0; f < CG_FIELDS; f++)
-			len += snprintf(args + len, sizeof(args) - len, "%su32 f%03d_pad_pad_pad",
+			len += snprintf(args + len, sizeof(args) - len, "%su32 f%03d_pad_pad_pa",
 					f ? ";" : "", f);
 		if (rue_reg_word(fd, args, &word, 0) || rue_unreg(fd, &word, 0))
 			return 4;
