@@ -101,7 +101,8 @@ const TEARDOWN_BATCH: usize = 256;
 /// match; upstream compares the original address and bit, not the size).
 type WordKey = (u64, u8);
 
-/// The lists an enabler is linked into, through links of its own (no allocation).
+// The lists an enabler is linked into, through links of its own (no allocation):
+
 /// Its scope's fault list, while a fault-in of its word is pending.
 const FAULT: u64 = 0;
 /// Its event's enablers, in [`FOLLOWERS`].
@@ -353,7 +354,7 @@ impl Scope {
             held = relax(held, &mut batch);
         }
         release_graveyard(self, &mut held);
-        let enablers = core::mem::replace(self.enablers.get(&mut held), RBTree::new());
+        let enablers = core::mem::take(self.enablers.get(&mut held));
         drop(held);
         // The tree's nodes and, with their last references, the enablers.
         drop(enablers);
