@@ -57,8 +57,10 @@
 //! membership) and the scope's fault work on the unbound fault workqueue, apart from the
 //! copies and teardowns. A scope's fault-ins run one at a time, so a fault-in that blocks (a
 //! page of the process's own FUSE file, say) holds one worker and that process's own bits only.
-//! Like upstream, `fixup_user_fault` gets no `unlocked` pointer, so it never waits for a
-//! userfaultfd handler.
+//! REG and UNREG fault in as upstream does, killably (`fixup_user_fault` with `unlocked`), but
+//! first before taking `reg_mutex` ([`prefault`]), so a fault that blocks holds no lock other
+//! programs need; the fault workers pass no `unlocked` and never wait for a userfaultfd
+//! handler.
 //!
 //! # Locking
 //!
@@ -498,7 +500,7 @@ impl WorkItem<3> for Scope {
             if !e.is_alive() {
                 continue;
             }
-            let faulted = fault_in(&scope.mm, e.addr);
+            let faulted = fault_in(&scope.mm, e.addr, Wait::Never);
             let held = Held::lock();
             if faulted.is_err() || !e.is_alive() {
                 continue;
@@ -833,33 +835,71 @@ fn write_own_bit(mm: &Mm, addr: u64, bit: u8, set: bool) -> Result {
     kernel::error::to_result(ret)
 }
 
+/// How a fault-in may wait.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Wait {
+    /// In the task that registers or unregisters, in its own address space: as upstream's, the
+    /// fault may wait (for a userfaultfd handler, a slow file), and a fatal signal ends it
+    /// (`fixup_user_fault` with `unlocked`: `FAULT_FLAG_ALLOW_RETRY | FAULT_FLAG_KILLABLE`).
+    Killable,
+    /// In a worker, which no signal reaches: never waits for a userfaultfd handler (no
+    /// `unlocked`), so a page nobody serves is given up.
+    Never,
+}
+
 /// Faults the enable word at `addr` of `mm` in for writing (upstream `user_event_mm_fault_in`).
 ///
-/// Must not be called with `event_mutex` held. As upstream, no `unlocked` pointer is passed, so
-/// the fault cannot wait for a userfaultfd handler.
-fn fault_in(mm: &Mm, addr: u64) -> Result {
+/// Must not be called with `event_mutex` held.
+fn fault_in(mm: &Mm, addr: u64, wait: Wait) -> Result {
     let (word, _) = enable::word_and_bit(addr, 0);
+    let mut unlocked = false;
+    let unlocked: *mut bool = match wait {
+        Wait::Killable => &mut unlocked,
+        Wait::Never => null_mut(),
+    };
     let ret = with_mmap_read(mm, |user| {
-        // SAFETY: The address space is held by `mmget` and its mmap lock for reading.
+        // SAFETY: The address space is held by `mmget` (or is the calling task's) and its mmap
+        // lock for reading. With `unlocked`, the fault may drop and retake that lock, and
+        // returns with it held, as the guard expects; nothing here holds a VMA across it.
         unsafe {
             bindings::fixup_user_fault(
                 user.as_raw(),
                 word as c_ulong,
                 bindings::fault_flag_FAULT_FLAG_WRITE | bindings::fault_flag_FAULT_FLAG_REMOTE,
-                null_mut(),
+                unlocked,
             )
         }
     })?;
     kernel::error::to_result(ret).map_err(|_| EFAULT)
 }
 
+/// REG and UNREG, before they take `reg_mutex`: faults the caller's enable word at `addr` in,
+/// unless it is writable already (nearly always: one atomic no-op on it, page faults
+/// disabled). A fault that blocks (a userfaultfd nobody serves, a file whose FUSE daemon does
+/// not answer) then holds no lock that other programs' REG, UNREG, DEL or close need, and a
+/// fatal signal ends it ([`Wait::Killable`]). Best effort: the REG or UNREG then writes the
+/// word as before and reports what it finds, in upstream's order.
+pub(crate) fn prefault(scope: &Scope, addr: u64) {
+    if !is_current(&scope.mm) {
+        return;
+    }
+    let (word, _) = enable::u32_and_mask(addr, 0);
+    // SAFETY: As in `write_own_bit`: any user address is allowed (checked, faults disabled);
+    // an OR of nothing changes no bit of the caller's own word.
+    if unsafe { bindings::rue_user_change_bit(word as usize as *mut u32, 0, true) } == 0 {
+        return;
+    }
+    let _ = fault_in(&scope.mm, addr, Wait::Killable);
+}
+
 /// Writes `bit` with bounded fault-in retries, taking `event_mutex` only around each write
-/// (upstream's registration and UNREG loops). Returns the last write's result.
+/// (upstream's registration and UNREG loops, in the calling task: killable, as upstream's).
+/// Returns the last write's result.
 fn write_bit_faulting(mm: &Mm, addr: u64, mut write: impl FnMut(&mut Held) -> Result) -> Result {
     let mut result = Err(EFAULT);
     for _ in 0..MAX_ATTEMPTS {
         result = write(&mut Held::lock());
-        if result != Err(EFAULT) || fault_in(mm, addr).is_err() {
+        if result != Err(EFAULT) || fault_in(mm, addr, Wait::Killable).is_err() {
             break;
         }
     }

@@ -368,6 +368,7 @@ impl FileInfo {
         // Like upstream, this gives the task a scope even if the registration then fails (Q15).
         let scope = scope::current_or_create()?;
         scope.complete_copy();
+        enabler::prefault(&scope, enable_addr);
         // Held from the `EADDRINUSE` check to the enabler's creation, as upstream holds it for
         // the whole ioctl: two threads registering the same word cannot both pass the check.
         let _reg = self.group.reg_mutex.lock();
@@ -421,6 +422,7 @@ impl FileInfo {
         } = kunreg;
         let scope = scope::current().ok_or(ENOENT)?;
         scope.complete_copy();
+        enabler::prefault(&scope, disable_addr);
         let _reg = self.group.reg_mutex.lock();
         enabler::unregister(&scope, disable_addr, disable_bit)
     }

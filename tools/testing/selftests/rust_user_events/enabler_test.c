@@ -12,7 +12,10 @@
  *   - many_threads_with_scopes: 2000 threads in 8 processes, each thread its own scope,
  *     register, some fork, all exit at once; nothing is lost, the event goes;
  *   - others_fork_copies_do_not_delay_a_first_reg: while a process with 20,000 enablers forks
- *     20 children, another process's child registers at once, without waiting for their copies.
+ *     20 children, another process's child registers at once, without waiting for their copies;
+ *   - reg_behind_a_blocked_fault_waits_alone_and_is_killable: a REG whose enable word is behind
+ *     a userfaultfd nobody serves waits in the fault (as upstream's), others register meanwhile,
+ *     and a SIGKILL ends it.
  * Every wait is bounded: a hang fails the test instead of the VM. Every bound is written for the
  * machine the tests were written on and scaled by the slowness this run measures (rue_bound_ms()
  * in rue_helpers.h; rue_wait_until() scales its own), and the exit of the 100,000-enabler
@@ -1234,6 +1237,127 @@ TEST_F_TIMEOUT(enabler, others_fork_copies_do_not_delay_a_first_reg, 900)
 	close(back[0]);
 	EXPECT_EQ(0, rue_unreg(fd, &w[0], 0));
 	close(fd);
+}
+
+/* -------------------------------------------------------------------------------------------- */
+/* 6. a REG behind a blocked fault */
+
+#define BF_EVENT "__rue_en_bf"
+#define BF_FAULT_LIMIT_MS 10000	/* the blocked REG's fault reaches the userfaultfd within this */
+#define BF_OTHER_LIMIT_MS 5000	/* another process's REG and UNREG meanwhile */
+
+/*
+ * The blocked process: guards a page with a userfaultfd that it hands to the test over @sock
+ * and never serves, then registers with its enable word in that page. Its REG waits in the
+ * fault, as upstream's does; it reports the REG's result on @back.
+ */
+static int bf_blocked(int sock, int back)
+{
+	volatile __u32 *page = mmap(NULL, 4096, PROT_READ | PROT_WRITE,
+				    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	struct uffdio_api api = { .api = UFFD_API };
+	struct uffdio_register reg = {
+		.range = { .start = (uintptr_t)page, .len = 4096 },
+		.mode = UFFDIO_REGISTER_MODE_MISSING,
+	};
+	int uffd, fd, r;
+
+	if (page == MAP_FAILED)
+		return 2;
+	uffd = syscall(__NR_userfaultfd, O_CLOEXEC);
+	if (uffd < 0 || ioctl(uffd, UFFDIO_API, &api) || ioctl(uffd, UFFDIO_REGISTER, &reg) ||
+	    rue_send_fd(sock, uffd, 0))
+		return 3;
+	fd = open(DATA_FILE, O_RDWR);
+	if (fd < 0)
+		return 4;
+	r = rue_reg_word(fd, BF_EVENT " u32 x", page, 0);
+	return write(back, &r, sizeof(r)) == sizeof(r) ? 0 : 5;
+}
+
+/* Forks bf_blocked(); its userfaultfd in *@uffd, its pipe in *@back. */
+static pid_t bf_start(int *uffd, int *back)
+{
+	int sv[2], pipefd[2];
+	pid_t pid;
+
+	if (socketpair(AF_UNIX, SOCK_STREAM, 0, sv) || pipe(pipefd))
+		return -1;
+	fflush(stdout);
+	fflush(stderr);
+	pid = fork();
+	if (pid == 0) {
+		die_with_parent();
+		close(sv[0]);
+		close(pipefd[0]);
+		_exit(bf_blocked(sv[1], pipefd[1]));
+	}
+	close(sv[1]);
+	close(pipefd[1]);
+	*uffd = pid > 0 ? rue_recv_fd(sv[0], 0) : -1;
+	close(sv[0]);
+	*back = pipefd[0];
+	return pid;
+}
+
+/* 1 once the userfaultfd @uffd reports a fault (the REG is waiting in it), its address in *@at. */
+static int bf_fault_seen(int uffd, unsigned long long *at)
+{
+	struct pollfd p = { .fd = uffd, .events = POLLIN };
+	struct uffd_msg msg;
+
+	/* Non-blocking: poll() also reports a userfaultfd whose process is gone, with no message. */
+	if (fcntl(uffd, F_SETFL, O_NONBLOCK) || poll(&p, 1, rue_bound_ms(BF_FAULT_LIMIT_MS)) != 1 ||
+	    !(p.revents & POLLIN) || read(uffd, &msg, sizeof(msg)) != sizeof(msg) ||
+	    msg.event != UFFD_EVENT_PAGEFAULT)
+		return 0;
+	*at = msg.arg.pagefault.address;
+	return 1;
+}
+
+/*
+ * Upstream's REG faults its enable word in killably (fixup_user_fault() with "unlocked"), so it
+ * waits for a userfaultfd handler or a slow file, as this module's does; here it waits before it
+ * takes the registration lock, so other programs go on meanwhile, and a SIGKILL ends it.
+ */
+TEST_F_TIMEOUT(enabler, reg_behind_a_blocked_fault_waits_alone_and_is_killable, 300)
+{
+	struct uffdio_zeropage zero = { .range = { .len = 4096 } };
+	unsigned long long at = 0;
+	int uffd, back, r = -1, status;
+	long long took;
+	pid_t pid;
+
+	/* Served: the REG waits in the fault, others do not wait for it, and it then succeeds. */
+	pid = bf_start(&uffd, &back);
+	ASSERT_NE(-1, pid);
+	ASSERT_LE(0, uffd);
+	ASSERT_TRUE(bf_fault_seen(uffd, &at)) TH_LOG("the REG did not wait for the userfaultfd");
+	r = scale_other_reg(&took, 0);
+	EXPECT_EQ(0, r) TH_LOG("REG by another process meanwhile: %s", strerror(-r));
+	EXPECT_GT(rue_bound_ms(BF_OTHER_LIMIT_MS), took);
+	ksft_print_msg("%s: another process's REG and UNREG while a REG waits in a fault: %lld ms\n",
+		       BF_EVENT, took);
+	zero.range.start = at & ~4095ULL;
+	ASSERT_EQ(0, ioctl(uffd, UFFDIO_ZEROPAGE, &zero));
+	ASSERT_EQ(1, wait_pid_ms(pid, rue_bound_ms(BF_FAULT_LIMIT_MS), &status));
+	EXPECT_EQ(sizeof(r), read(back, &r, sizeof(r)));
+	EXPECT_EQ(0, r) TH_LOG("the REG after its fault was served: %s", strerror(-r));
+	close(uffd);
+	close(back);
+
+	/* Never served: a SIGKILL ends the waiting REG. */
+	pid = bf_start(&uffd, &back);
+	ASSERT_NE(-1, pid);
+	ASSERT_LE(0, uffd);
+	ASSERT_TRUE(bf_fault_seen(uffd, &at));
+	ASSERT_EQ(0, kill(pid, SIGKILL));
+	ASSERT_EQ(1, wait_pid_ms(pid, rue_bound_ms(BF_FAULT_LIMIT_MS), &status))
+		TH_LOG("a REG waiting in a fault did not end on SIGKILL");
+	EXPECT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
+	close(uffd);
+	close(back);
+	EXPECT_TRUE(event_gone_within(BF_EVENT, rue_bound_ms(10000), &took, &r));
 }
 
 TEST_HARNESS_MAIN
