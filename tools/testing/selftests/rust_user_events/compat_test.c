@@ -272,16 +272,14 @@ TEST_F(c, forked_child_word_follows_the_event)
 	if (pid == 0) {
 		char c;
 
-		/* After each step, up to 10 s for the child's word to show it. */
+		/* After each step, up to 10 s (scaled) for the child's word to show it. */
 		if (read(go[0], &c, 1) != 1)
 			_exit(2);
-		for (int i = 0; i < 10000 && self->w32[1] != 1 << 7; i++)
-			usleep(1000);
+		rue_wait_until(self->w32[1] == 1 << 7, 10000, 1000);
 		c = self->w32[1] == 1 << 7 ? 'y' : 'n';
 		if (write(ack[1], &c, 1) != 1 || read(go[0], &c, 1) != 1)
 			_exit(2);
-		for (int i = 0; i < 10000 && self->w32[1] != 0; i++)
-			usleep(1000);
+		rue_wait_until(self->w32[1] == 0, 10000, 1000);
 		_exit(self->w32[1] == 0 ? 0 : 3);
 	}
 	/*

@@ -246,7 +246,8 @@ TEST_F(fault, failed_destroy_is_retried)
 	ASSERT_EQ(0, write_file(FAILSLAB "probability", "100"));
 	close(fd);	/* the last reference: the destroy is queued */
 	start = now_s();
-	while (exists(RUE_TRACEFS "events/user_events/__rue_fdestroy") && now_s() < start + 20)
+	while (exists(RUE_TRACEFS "events/user_events/__rue_fdestroy") &&
+	       now_s() < start + rue_bound_ms(20000) / 1000)
 		usleep(10000);
 	write_file(FAILSLAB "probability", "0");
 	anywhere();

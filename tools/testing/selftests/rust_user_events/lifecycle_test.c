@@ -30,15 +30,10 @@
 #define DATA_FILE TRACEFS "user_events_data"
 #define STRESS_SECONDS 30
 
-/* Polls @word (another process writes it) up to 1 s for @want. */
+/* Polls @word (another process writes it) up to 1 s (scaled: rue_bound_ms()) for @want. */
 static int wait_word(volatile __u32 *word, __u32 want)
 {
-	for (int i = 0; i < 1000; i++) {
-		if (*word == want)
-			return 1;
-		usleep(1000);
-	}
-	return 0;
+	return rue_wait_until(*word == want, 1000, 1000);
 }
 
 /* A page both processes see, for handshakes: page[1] = child registered. */

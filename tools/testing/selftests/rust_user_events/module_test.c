@@ -313,7 +313,7 @@ TEST_F_TIMEOUT(cycles, unload_under_load, 900)
 		for (int k = 0; k < UL_WORKERS; k++)
 			ASSERT_LT(0, pids[k] = ul_spawn(k));
 		ASSERT_LT(0, pids[UL_WORKERS] = ul_spawn(-1));
-		for (until = ul_now() + 60; !ul_events_exist() && ul_now() < until;)
+		for (until = ul_now() + rue_bound_ms(60000) / 1000; !ul_events_exist() && ul_now() < until;)
 			usleep(10000);
 		ASSERT_TRUE(ul_events_exist()) TH_LOG("cycle %d: the workers' events", cycle);
 		for (int k = 0; k < UL_WORKERS; k++) {
@@ -355,7 +355,7 @@ TEST_F_TIMEOUT(cycles, unload_under_load, 900)
 			ASSERT_TRUE(err == 0 || err == -ENOENT || err == -ENODEV)
 				TH_LOG("%s: %s", path, strerror(-err));
 		}
-		for (until = ul_now() + 60; (ret = unload()) == -EWOULDBLOCK && ul_now() < until; refused++)
+		for (until = ul_now() + rue_bound_ms(60000) / 1000; (ret = unload()) == -EWOULDBLOCK && ul_now() < until; refused++)
 			usleep(5000);
 		if (ret) {
 			static char buf[8192];
