@@ -169,8 +169,8 @@ struct workqueue_struct *rue_alloc_unbound_workqueue(const char *name);
 
 /*
  * Charging the calling task's accounted allocations to another memory cgroup:
- * get_mem_cgroup_from_mm(), set_active_memcg() and mem_cgroup_put() are static
- * inlines (and stubs without CONFIG_MEMCG). rue_charge_begin() takes a
+ * set_active_memcg() and mem_cgroup_put() are static inlines, and without
+ * CONFIG_MEMCG get_mem_cgroup_from_mm() is one too. rue_charge_begin() takes a
  * reference on @mm's cgroup in *@memcg and makes it the task's active one,
  * returning the one before; rue_charge_end() restores that and drops the
  * reference.

@@ -22,9 +22,11 @@
 //! ([`crate::event`]) sits below this layer and knows nothing of enablers.
 //!
 //! An enabler leaves its scope and its event's list at UNREG, or when its scope is torn down
-//! (the last task exited or exec'd), or when a fork copy fails. It is then released (its event
-//! reference dropped) unless a fork copy of its scope is still pending: such a copy must still
-//! see it (below).
+//! (the last task exited or exec'd), or when a fork copy into its scope fails. An UNREG
+//! releases it (drops its event reference) unless a fork copy of its scope is still pending:
+//! such a copy must still see it (below). A teardown releases it at once: a scope is torn down
+//! when no copy reads it, or, after a failed copy into it, while nothing can read it yet (its
+//! own REG, UNREG and the copies out of it wait until it is marked copied).
 //!
 //! # Fork: the snapshot
 //!
@@ -141,8 +143,9 @@ struct ForkState {
     copy_from: Option<(Arc<Scope>, u64)>,
     /// Enablers waiting for a fault-in.
     faults: List<Enabler>,
-    /// The scope's last task left while a fork copy into or out of the scope was pending: the
-    /// copy that finishes last queues the teardown again ([`ForkState::take_teardown`]).
+    /// The scope's last task left while fork copies of the scope were pending or its own copy
+    /// was running: the copy that finishes last queues the teardown again
+    /// ([`ForkState::take_teardown`]).
     teardown_deferred: bool,
 }
 
@@ -344,7 +347,9 @@ impl Scope {
     /// for 10,000 events). The scope's registration order list gives that order; each enabler
     /// leaves it and its event's list in constant time. The tree by address is freed whole at
     /// the end, outside `event_mutex`: nothing looks an enabler up by address in a scope that
-    /// has no task and no pending fork copy (see [`WorkItem<2>`](#impl-WorkItem<2>-for-Scope)).
+    /// has no task and no pending fork copy (see [`WorkItem<2>`](#impl-WorkItem<2>-for-Scope)),
+    /// nor, after a failed copy into it, in a scope not yet marked copied (its REG, UNREG and
+    /// the copies out of it wait for that).
     fn teardown(&self) {
         let mut held = Held::lock();
         let mut batch = 0;
@@ -361,7 +366,11 @@ impl Scope {
         // The tree's nodes and, with their last references, the enablers.
         drop(enablers);
         // Drop the fault list's references outside the spinlock.
-        while let Some(e) = self.fork.lock().faults.pop_front() {
+        loop {
+            let next = self.fork.lock().faults.pop_front();
+            let Some(e) = next else {
+                break;
+            };
             drop(e);
         }
     }
@@ -397,7 +406,8 @@ fn release_graveyard(scope: &Scope, held: &mut Held) {
 }
 
 /// A fork copy (upstream `user_event_mm_dup`), on the unbound scopes queue. Nothing to do if
-/// the child's first REG or UNREG ran it, or its teardown cancelled it, first.
+/// the child's first REG or UNREG ran it (or a copy into a descendant of the child, which needs
+/// it first), or its teardown cancelled it, first.
 impl WorkItem<1> for Scope {
     type Pointer = Arc<Scope>;
 
@@ -479,8 +489,8 @@ impl WorkItem<2> for Scope {
         };
         if let Some((parent, _)) = cancelled {
             fork_finished(&parent);
-            // Nobody waits (the scope has no task left); the copy work, when it runs, finds
-            // nothing to copy.
+            // No task is left to wait; the copy's work item, if it waits or runs later, finds
+            // the scope copied and nothing to copy.
             set_copied(&scope);
         }
         scope.teardown();

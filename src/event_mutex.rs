@@ -32,8 +32,11 @@
 //! * `scope::TASKS` and `Scope::fork` are innermost: nothing is taken, allocated with
 //!   `GFP_KERNEL` or slept on under them, and neither is taken under the other. The fork probe
 //!   runs in the tracepoint's atomic read side and takes each in turn.
-//! * A forked child's REG/UNREG waits on `Scope::copy_done` (with `Scope::fork`, released by the
-//!   wait) before it takes `reg_mutex`; the copy it waits for takes `event_mutex` only.
+//! * A forked child's REG/UNREG makes sure its fork copy ran before it takes `reg_mutex`: it runs
+//!   the copy itself (taking `event_mutex` per enabler, and `mmap_lock` under it for the bit
+//!   writes, as the copy's work item does), or waits on `Scope::copy_done` (with `Scope::fork`,
+//!   released by the wait) for the copy a worker runs, which waits for nothing. REG and UNREG
+//!   may then fault their word in (`mmap_lock`, killable) with no lock of this module held.
 //! * Work items (fork copies, teardowns, fault-ins, delayed destroys) start with no lock held and
 //!   take `event_mutex` (the fault work: `mmap_lock` for the fault-in first, released), so
 //!   draining a workqueue at unload, with no lock held, cannot deadlock.

@@ -8,8 +8,8 @@
 //! `sched_process_exit` tracepoints instead, found with the exported
 //! `for_each_kernel_tracepoint()` ([`tracepoint::find`]). Probes run in atomic context, so they
 //! only update the task map ([`crate::scope`]) and queue work embedded in the scope on the
-//! module's ordered workqueue; the work copies or drops enablers under `event_mutex`
-//! ([`crate::enabler`]).
+//! module's unbound scopes workqueue ([`crate::deferred`]); the work copies or drops enablers
+//! under `event_mutex` ([`crate::enabler`]).
 
 use crate::{
     bindings, scope,
