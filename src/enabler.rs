@@ -469,11 +469,10 @@ fn fork_finished(parent: &Arc<Scope>) {
 /// The teardown of a scope whose last task exited or exec'd, on the unbound scopes queue.
 ///
 /// Teardowns are not ordered with fork copies, so a teardown that would overtake one waits for
-/// it without holding a worker: while copies of the scope are
-/// pending (they read its enablers), or while its own copy runs (it inserts enablers), it only
-/// marks itself deferred, and the last of those copies queues it again
-/// ([`ForkState::take_teardown`]). A forked child gone before its copy started needs no copy:
-/// the teardown cancels it.
+/// it without holding a worker: while copies of the scope are pending (they read its enablers),
+/// or while its own copy runs (it inserts enablers), it only marks itself deferred, and the last
+/// of those copies queues it again ([`ForkState::take_teardown`]). A forked child gone before
+/// its copy started needs no copy: the teardown cancels it.
 impl WorkItem<2> for Scope {
     type Pointer = Arc<Scope>;
 

@@ -97,23 +97,10 @@ static long long stats_enablers(void)
 /* A process that joins the cgroup at @dir, runs @work and reports on @back. */
 static pid_t spawn_in(const char *dir, int (*work)(int cmd, int back), int cmd[2], int back[2])
 {
-	pid_t pid;
+	pid_t pid = rue_fork_helper(cmd, back);
 
-	if (pipe(cmd) || pipe(back))
-		return -1;
-	fflush(stdout);
-	fflush(stderr);
-	pid = fork();
-	if (pid == 0) {
-		prctl(PR_SET_PDEATHSIG, SIGKILL);
-		close(cmd[1]);
-		close(back[0]);
-		if (join_cgroup(dir))
-			_exit(100);
-		_exit(work(cmd[0], back[1]));
-	}
-	close(cmd[0]);
-	close(back[1]);
+	if (pid == 0)
+		_exit(join_cgroup(dir) ? 100 : work(cmd[0], back[1]));
 	return pid;
 }
 
@@ -195,36 +182,10 @@ TEST_F_TIMEOUT(charge, events_are_charged_to_the_registering_cgroup, 900)
 	rmdir(dir);
 }
 
-/* Registers CG_ENABLERS bits; on 'F' forks CG_CHILDREN children that wait for EOF. */
+/* The process whose fork copies are charged (rue_forking_holder()). */
 static int copies_work(int cmd, int back)
 {
-	volatile __u32 *words = mmap(NULL, CG_ENABLERS / 8, PROT_READ | PROT_WRITE,
-				     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	int fd = open(DATA_FILE, O_RDWR), hold[2];
-
-	if (fd < 0 || words == MAP_FAILED || pipe(hold))
-		return 2;
-	for (int i = 0; i < CG_ENABLERS; i++)
-		if (rue_reg_word(fd, "__rue_cg_copy u32 x", &words[i / 32], i % 32))
-			return 3;
-	send_c(back, 'R');
-	if (recv_c(cmd) != 'F')
-		return 4;
-	for (int i = 0; i < CG_CHILDREN; i++) {
-		pid_t pid = fork();
-
-		if (pid < 0)
-			return 5;
-		if (pid == 0) {
-			prctl(PR_SET_PDEATHSIG, SIGKILL);
-			close(hold[1]);
-			recv_c(hold[0]);
-			_exit(0);
-		}
-	}
-	send_c(back, 'K');
-	recv_c(cmd);			/* EOF: done; the children die with this process */
-	return 0;
+	return rue_forking_holder("__rue_cg_copy u32 x", CG_ENABLERS, CG_CHILDREN, cmd, back);
 }
 
 TEST_F_TIMEOUT(charge, fork_copies_are_charged_to_the_forkers_cgroup, 900)

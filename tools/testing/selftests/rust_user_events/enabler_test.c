@@ -140,31 +140,6 @@ static void die_with_parent(void)
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
 }
 
-/*
- * Forks a helper process that dies with the test, joined by two pipes: the parent sends
- * commands on cmd[1] and reads answers on back[0]; the child reads cmd[0] and answers on
- * back[1]. Each side's other ends are closed. Returns fork()'s value, -1 on failure.
- */
-static pid_t fork_helper(int cmd[2], int back[2])
-{
-	pid_t pid;
-
-	if (pipe(cmd) || pipe(back))
-		return -1;
-	fflush(stdout);
-	fflush(stderr);
-	pid = fork();
-	if (pid == 0) {
-		die_with_parent();
-		close(cmd[1]);
-		close(back[0]);
-	} else {
-		close(cmd[0]);
-		close(back[1]);
-	}
-	return pid;
-}
-
 FIXTURE(enabler) {};
 FIXTURE_SETUP(enabler)
 {
@@ -290,7 +265,7 @@ TEST_F_TIMEOUT(enabler, scale, 1200)
 	pid_t pid;
 
 	ASSERT_NE(NULL, sh);
-	pid = fork_helper(cmd, back);
+	pid = rue_fork_helper(cmd, back);
 	ASSERT_NE(-1, pid);
 	if (pid == 0)
 		_exit(scale_child(sh, cmd[0], back[1]));
@@ -899,7 +874,7 @@ static void fault_isolation(struct __test_metadata *_metadata, int use_uffd)
 		}
 		close(uffd);
 	}
-	holder = fork_helper(cmd, back);
+	holder = rue_fork_helper(cmd, back);
 	ASSERT_NE(-1, holder);
 	if (holder == 0)
 		_exit(fault_holder(sh, use_uffd, cmd[0], back[1]));
@@ -1155,42 +1130,6 @@ TEST_F_TIMEOUT(enabler, many_threads_with_scopes, 900)
 #define OC_REG_LIMIT_MS 2000	/* the unrelated child's first REG, on the reference machine */
 
 /*
- * The big process: registers OC_ENABLERS bits; on 'F' forks OC_CHILDREN children, each of which
- * inherits them all and waits for the pipe to close; then waits for its own command pipe to
- * close, and exits (its children die with it).
- */
-static int oc_holder(int cmd, int back)
-{
-	volatile __u32 *words = mmap(NULL, OC_ENABLERS / 8, PROT_READ | PROT_WRITE,
-				     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	int fd = open(DATA_FILE, O_RDWR), hold[2];
-
-	if (fd < 0 || words == MAP_FAILED || pipe(hold))
-		return 2;
-	for (int i = 0; i < OC_ENABLERS; i++)
-		if (rue_reg_word(fd, OC_EVENT " u32 x", &words[i / 32], i % 32))
-			return 3;
-	send_byte(back, 'R');
-	if (read_byte(cmd, -1) != 'F')
-		return 4;
-	for (int i = 0; i < OC_CHILDREN; i++) {
-		pid_t pid = fork();
-
-		if (pid < 0)
-			return 5;
-		if (pid == 0) {
-			die_with_parent();
-			close(hold[1]);
-			read_byte(hold[0], -1);
-			_exit(0);
-		}
-	}
-	send_byte(back, 'K');
-	read_byte(cmd, -1);	/* EOF: the test is done */
-	return 0;
-}
-
-/*
  * Upstream copies a forked child's enablers in fork() itself, so an unrelated process's child
  * never waits for them. Here the copies are work, and the copies of a process with 20,000
  * enablers forking 20 children must not delay another process's child's first REG (which waits
@@ -1204,10 +1143,11 @@ TEST_F_TIMEOUT(enabler, others_fork_copies_do_not_delay_a_first_reg, 900)
 	pid_t holder, child;
 
 	ASSERT_NE(NULL, w);
-	holder = fork_helper(cmd, back);
+	holder = rue_fork_helper(cmd, back);
 	ASSERT_NE(-1, holder);
 	if (holder == 0)
-		_exit(oc_holder(cmd[0], back[1]));
+		_exit(rue_forking_holder(OC_EVENT " u32 x", OC_ENABLERS, OC_CHILDREN, cmd[0],
+					 back[1]));
 	ASSERT_EQ('R', read_byte(back[0], rue_bound_ms(600 * 1000)));
 
 	/* This process has one enabler: its child gets a copy of it to wait for. */

@@ -13,7 +13,10 @@
 #include <stdlib.h>
 #include <stdint.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/uio.h>
@@ -293,6 +296,72 @@ static inline int rue_recv_fd(int sock, int msg_flags)
 		return -1;
 	memcpy(&fd, CMSG_DATA(c), sizeof(int));
 	return fd;
+}
+
+/*
+ * Forks a helper process that dies with the test, joined by two pipes: the parent sends
+ * commands on cmd[1] and reads answers on back[0]; the child reads cmd[0] and answers on
+ * back[1]. Each side's other ends are closed. Returns fork()'s value, -1 on failure.
+ */
+static inline pid_t rue_fork_helper(int cmd[2], int back[2])
+{
+	pid_t pid;
+
+	if (pipe(cmd) || pipe(back))
+		return -1;
+	fflush(stdout);
+	fflush(stderr);
+	pid = fork();
+	if (pid == 0) {
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		close(cmd[1]);
+		close(back[0]);
+	} else if (pid > 0) {
+		close(cmd[0]);
+		close(back[1]);
+	}
+	return pid;
+}
+
+/*
+ * A process with @n enablers of @name_args that forks on command, for the tests of fork copies:
+ * registers @n bits of its own memory and sends 'R' on @back; on 'F' from @cmd forks @children
+ * children (each inherits every enabler and waits until this process is gone) and sends 'K';
+ * returns at EOF on @cmd, and its children die with it. 0, or which step failed (2 to 5).
+ */
+static inline int rue_forking_holder(const char *name_args, int n, int children, int cmd,
+				     int back)
+{
+	volatile __u32 *words = mmap(NULL, (n + 31) / 32 * sizeof(__u32), PROT_READ | PROT_WRITE,
+				     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	int fd = open(RUE_TRACEFS "user_events_data", O_RDWR), hold[2];
+	char c = 0;
+
+	if (fd < 0 || words == MAP_FAILED || pipe(hold))
+		return 2;
+	for (int i = 0; i < n; i++)
+		if (rue_reg_word(fd, name_args, &words[i / 32], i % 32))
+			return 3;
+	if (write(back, "R", 1) != 1 || read(cmd, &c, 1) != 1 || c != 'F')
+		return 4;
+	for (int i = 0; i < children; i++) {
+		pid_t pid = fork();
+
+		if (pid < 0)
+			return 5;
+		if (pid == 0) {
+			prctl(PR_SET_PDEATHSIG, SIGKILL);
+			close(hold[1]);
+			while (read(hold[0], &c, 1) > 0)
+				;
+			_exit(0);
+		}
+	}
+	if (write(back, "K", 1) != 1)
+		return 5;
+	while (read(cmd, &c, 1) > 0)
+		;		/* EOF: done */
+	return 0;
 }
 
 #endif /* RUE_HELPERS_H */
