@@ -10,7 +10,8 @@ TOOLS := $(CURDIR)/tools
 # prepared by tools/debian) the gcc it names, e.g. x86_64-linux-gnu-gcc-14.
 LLVM ?= -19
 llvm = $$(if grep -qx CONFIG_CC_IS_CLANG=y "$$k/.config"; then echo LLVM=$(LLVM); else \
-	sed -n 's/^CONFIG_CC_VERSION_TEXT="\(\([^ ]*-linux-gnu-\)\{0,1\}[^ ]*\) .*/CC=\1 CROSS_COMPILE=\2/p' "$$k/.config"; fi)
+	sed -n 's/^CONFIG_CC_VERSION_TEXT="\(\([^ ]*-linux-gnu-\)\{0,1\}[^ ]*\) .*/CC=\1 CROSS_COMPILE=\2/p' "$$k/.config"; \
+	! grep -qx CONFIG_ARM64=y "$$k/.config" || echo ARCH=arm64; fi)
 
 # The kernel tree to build against. Unless KDIR is given, the cached test
 # kernel: tools/kernel/build.sh builds it if needed and prints its path. It is

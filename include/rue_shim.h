@@ -146,8 +146,13 @@ int rue_user_change_bit(u32 __user *uaddr, u32 mask, bool set);
 #define RUE_COPY_WORDS_MAX 64
 size_t rue_copy_from_user_nofault(void *dst, const void __user *src, size_t len);
 
-/* perf_fetch_caller_regs(). */
-void rue_perf_fetch_caller_regs(struct pt_regs *regs);
+/*
+ * arm64's perf_arch_fetch_caller_regs() with the values it reads passed in:
+ * they must be the frame of the sample's caller, alive while perf unwinds
+ * from it, which the shim's own frame is not once it has returned.
+ */
+void rue_perf_set_caller_regs(struct pt_regs *regs, unsigned long pc, unsigned long fp,
+			      unsigned long sp);
 
 /* iov_iter_count(); trace_handle_return(). */
 size_t rue_iov_iter_count(const struct iov_iter *iter);

@@ -276,19 +276,22 @@ pub(crate) fn can_discard() -> bool {
 /// The stores bypass the cache, as upstream's `copy_from_iter_nocache` straight into the
 /// record does: a record is read later, by a reader on any CPU, not by this one now. On x86 it
 /// is `memcpy_flushcache`'s loop of `movnti`; a plain `memcpy` is `rep movsb` there, which
-/// `make bench` measured at three times upstream's cost for a 4 KiB payload.
+/// `make bench` measured at three times upstream's cost for a 4 KiB payload. Elsewhere it is a
+/// plain copy, as upstream's is: arm64's `copy_from_iter_nocache` is the cached copy (its
+/// `memcpy_flushcache` cleans each line to the point of persistence, for pmem, which a ring
+/// buffer does not want).
 ///
 /// # Safety
 ///
 /// `dst` must be valid for writes of `payload.len()` bytes and not overlap `payload`.
 #[inline(always)]
 unsafe fn copy_to_record(dst: *mut u8, payload: &[u8]) {
-    #[cfg(CONFIG_ARCH_HAS_UACCESS_FLUSHCACHE)]
+    #[cfg(all(CONFIG_X86_64, CONFIG_ARCH_HAS_UACCESS_FLUSHCACHE))]
     // SAFETY: Guaranteed by the caller; the function only copies.
     unsafe {
         bindings::__memcpy_flushcache(dst.cast(), payload.as_ptr().cast(), payload.len())
     };
-    #[cfg(not(CONFIG_ARCH_HAS_UACCESS_FLUSHCACHE))]
+    #[cfg(not(all(CONFIG_X86_64, CONFIG_ARCH_HAS_UACCESS_FLUSHCACHE)))]
     // SAFETY: Guaranteed by the caller.
     unsafe {
         core::ptr::copy_nonoverlapping(payload.as_ptr(), dst, payload.len())
@@ -957,10 +960,16 @@ unsafe fn perf_trace_buf_alloc(
 
 /// `perf_fetch_caller_regs()`: the registers a sample taken here is reported with.
 ///
-/// On x86-64 they are filled in here (`perf_arch_fetch_caller_regs()`: the instruction
-/// pointer, the stack pointer the unwinder starts from, the kernel code segment, no flags), so
-/// a sample makes one C call less; the instruction pointer is this code's own, where upstream
-/// records its probe's caller. Elsewhere the shim fills them in.
+/// Read here, inline in the probe, as the kernel's macro reads them in its caller: perf
+/// unwinds a callchain from them while the probe's frame is still live (a C helper's frame
+/// would be gone, and arm64's unwinder warns on the stale record it then finds).
+/// - x86-64 (`perf_arch_fetch_caller_regs()`): the instruction pointer, the stack pointer the
+///   unwinder starts from, the kernel code segment, no flags; no C call at all.
+/// - arm64: the program counter, the frame pointer (`x29`, the frame record the unwinder
+///   follows; Rust keeps frame pointers in the kernel) and the stack pointer, stored by the
+///   shim with EL1h as the mode.
+///
+/// The instruction pointer is this code's own, where upstream records its probe's caller.
 #[inline(always)]
 fn fetch_caller_regs(regs: &mut bindings::pt_regs) {
     #[cfg(CONFIG_X86_64)]
@@ -981,10 +990,23 @@ fn fetch_caller_regs(regs: &mut bindings::pt_regs) {
         regs.__bindgen_anon_1.csx = bindings::__KERNEL_CS.into();
         regs.flags = 0;
     }
-    #[cfg(not(CONFIG_X86_64))]
-    // SAFETY: `regs` is writable.
-    unsafe {
-        bindings::rue_perf_fetch_caller_regs(regs)
+    #[cfg(CONFIG_ARM64)]
+    {
+        let (pc, fp, sp): (usize, usize, usize);
+        // SAFETY: Reads the program counter, frame pointer and stack pointer only.
+        unsafe {
+            core::arch::asm!(
+                "adr {pc}, .",
+                "mov {fp}, x29",
+                "mov {sp}, sp",
+                pc = out(reg) pc,
+                fp = out(reg) fp,
+                sp = out(reg) sp,
+                options(nomem, nostack, preserves_flags),
+            )
+        };
+        // SAFETY: `regs` is writable.
+        unsafe { bindings::rue_perf_set_caller_regs(regs, pc, fp, sp) }
     }
 }
 

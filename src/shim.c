@@ -255,11 +255,16 @@ fault:
 	return len;
 }
 
-/* Off x86-64 only: there probes.rs fills the caller's registers itself. */
-void rue_perf_fetch_caller_regs(struct pt_regs *regs)
+#ifdef CONFIG_ARM64
+void rue_perf_set_caller_regs(struct pt_regs *regs, unsigned long pc, unsigned long fp,
+			      unsigned long sp)
 {
-	perf_fetch_caller_regs(regs);
+	regs->pc = pc;
+	regs->regs[29] = fp;
+	regs->sp = sp;
+	regs->pstate = PSR_MODE_EL1h;
 }
+#endif
 
 size_t rue_iov_iter_count(const struct iov_iter *iter)
 {

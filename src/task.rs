@@ -106,7 +106,14 @@ pub(crate) fn pid() -> c_int {
     unsafe { current().byte_add(offset).cast::<c_int>().read() }
 }
 
-/// `current->migration_disabled`: how many `migrate_disable()` the calling task is inside.
+/// `current->migration_disabled`: how many `migrate_disable()` the calling task is inside (read
+/// by the inline trace context, x86-64 without PREEMPT_RT only).
+#[cfg(all(
+    CONFIG_X86_64,
+    CONFIG_SMP,
+    CONFIG_HAS_SEPARATE_PREEMPT_RESCHED_BITS,
+    not(CONFIG_PREEMPT_RT)
+))]
 #[inline(always)]
 pub(crate) fn migration_disabled() -> u16 {
     // CAST: A field offset within `task_struct`.
@@ -118,8 +125,14 @@ pub(crate) fn migration_disabled() -> u16 {
 }
 
 /// `current_thread_info()->flags`: the calling task's `TIF_*` bits, read once, as
-/// `tif_test_bit()` reads them (other CPUs set `TIF_NEED_RESCHED` at any time).
-#[cfg(CONFIG_X86_64)]
+/// `tif_test_bit()` reads them (other CPUs set `TIF_NEED_RESCHED` at any time); for the inline
+/// trace context, as [`migration_disabled`].
+#[cfg(all(
+    CONFIG_X86_64,
+    CONFIG_SMP,
+    CONFIG_HAS_SEPARATE_PREEMPT_RESCHED_BITS,
+    not(CONFIG_PREEMPT_RT)
+))]
 #[inline(always)]
 pub(crate) fn thread_flags() -> kernel::ffi::c_ulong {
     // CAST: A field offset within `task_struct`.

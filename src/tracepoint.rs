@@ -155,7 +155,9 @@ mod section {
         mem::offset_of,
         sync::atomic::{compiler_fence, Ordering},
     };
-    use kernel::ffi::{c_ulong, c_void};
+    #[cfg(not(CONFIG_PREEMPT_RT))]
+    use kernel::ffi::c_ulong;
+    use kernel::ffi::c_void;
 
     /// Disables preemption and page faults and enters the read side; returns the read side's
     /// cookie and the CPU.
@@ -454,7 +456,7 @@ mod section {
 
 #[cfg(not(all(CONFIG_X86_64, CONFIG_SMP, CONFIG_HAS_SEPARATE_PREEMPT_RESCHED_BITS)))]
 mod section {
-    use crate::{bindings, task};
+    use crate::bindings;
     use kernel::ffi::{c_uint, c_void};
 
     /// Disables preemption and page faults and enters the read side, in one C call; returns

@@ -5,10 +5,13 @@
 # the import-circle check of src/ (tools/import-graph.py), then the project's guest tests and every passing upstream selftest
 # (tools/testing/upstream-pass.txt) in the test VM, on two kernels:
 #   - the project's debug test kernel (KDIR: clang, KASAN, lockdep, kmemleak);
-#   - Debian's own 7.3.4 kernel images (amd64 and cloud-amd64), unmodified,
+#   - Debian's own 7.3.4 kernel images, every Rust-enabled flavour
+#     (tools/debian/kernels.conf: amd64, cloud-amd64, rt-amd64, and arm64,
+#     cloud-arm64, rt-arm64, arm64-16k under qemu-system-aarch64), unmodified,
 #     with the module built for each by Debian's toolchain
 #     (tools/debian/build.sh), after the Debian install itself (make install,
-#     DKMS) is tested in a trixie root.
+#     DKMS) is tested in a trixie root. The arm64 guests run the same
+#     programs, cross-built (build-guest.sh --arch arm64).
 # Prints a summary per kernel and ends with one line
 # "check: N passed, N failed, N skipped" over all of them; exits 1 on any failure.
 # RUE_CHECK_KERNELS=test (or debian) runs one kernel only, for quicker local runs.
@@ -88,12 +91,13 @@ fi
 
 summaries=()
 
-# suite NAME LOGNAME RUN.SH-ARGS...: one VM run of check-cmd.sh; adds its counts.
+# suite NAME LOGNAME RUN.SH-ARGS...: one VM run of check-cmd.sh (the run's --add
+# directories give it and the programs); adds its counts.
 suite() {
 	local name=$1 tag=$2
 	shift 2
 	echo "== guest: $name"
-	bash "$top/tools/vm/run.sh" --add "$build/guest" "$@" --log "$build/$tag.vm.log" \
+	bash "$top/tools/vm/run.sh" "$@" --log "$build/$tag.vm.log" \
 		--summary "$build/$tag.vm.summary" -- sh /rue/check-cmd.sh 2>&1 || true
 	if [ -f "$build/$tag.vm.summary" ]; then
 		read -r p f i <"$build/$tag.vm.summary"
@@ -107,7 +111,8 @@ suite() {
 
 case " $kernels " in
 *" test "*)
-	suite "test kernel ($(basename "$kdir"))" test --kdir "$kdir" --module "$top/rust_user_events.ko"
+	suite "test kernel ($(basename "$kdir"))" test --kdir "$kdir" --module "$top/rust_user_events.ko" \
+		--add "$build/guest"
 	;;
 esac
 
@@ -124,7 +129,6 @@ esac
 
 case " $kernels " in
 *" debian "*)
-	krel=$DEBIAN_ABI-$DEBIAN_INSTALL_FLAVOUR
 	echo "== debian: building the module for Debian's kernels"
 	start=$(date +%s)
 	if mapfile -t kos < <(bash "$top/tools/debian/build.sh") && [ "${#kos[@]}" -eq "${#DEBIAN_FLAVOURS[@]}" ]; then
@@ -136,16 +140,36 @@ case " $kernels " in
 	fi
 	echo "debian build: $(($(date +%s) - start)) s"
 
-	echo "== debian: make install (DKMS) in a trixie root, for $krel"
-	dkms_dir="$build/debian-dkms"
-	rm -rf "$dkms_dir"
-	bash "$top/tools/debian/chroot.sh" bash /rue/src/tools/debian/install-test.sh "$krel" \
-		"/rue/src/build/check/debian-dkms" | tee "$build/install-test.log"
-	p=$(grep -c '^ok ' "$build/install-test.log")
-	f=$(grep -c '^not ok ' "$build/install-test.log")
-	grep -q '^1\.\.' "$build/install-test.log" || f=$((f + 1))
-	passed=$((passed + p)) failed=$((failed + f))
-	summaries+=("Debian install ($krel, DKMS): $p passed, $f failed, 0 skipped")
+	for flavour in "${DEBIAN_INSTALL_FLAVOURS[@]}"; do
+		krel=$DEBIAN_ABI-$flavour
+		echo "== debian: make install (DKMS) in a trixie root, for $krel"
+		rm -rf "$build/debian-dkms-$flavour"
+		bash "$top/tools/debian/chroot.sh" bash /rue/src/tools/debian/install-test.sh "$krel" \
+			"/rue/src/build/check/debian-dkms-$flavour" | tee "$build/install-test-$flavour.log"
+		p=$(grep -c '^ok ' "$build/install-test-$flavour.log")
+		f=$(grep -c '^not ok ' "$build/install-test-$flavour.log")
+		grep -q '^1\.\.' "$build/install-test-$flavour.log" || f=$((f + 1))
+		passed=$((passed + p)) failed=$((failed + f))
+		summaries+=("Debian install ($krel, DKMS): $p passed, $f failed, 0 skipped")
+	done
+	# The shorter run (DEBIAN_SHORT_FLAVOURS): everything but the fuzzer.
+	grep -v 'fuzz_test' "$build/guest/check-cmd.sh" >"$build/guest/check-cmd-short.sh"
+
+	# The arm64 kernels' guest: the same programs cross-built, and arm64's busybox.
+	arm64_args=()
+	for flavour in "${DEBIAN_FLAVOURS[@]}"; do
+		[ "$(debian_arch "$flavour")" = arm64 ] || continue
+		echo "== guest: building test programs for arm64"
+		if bash "$top/tools/testing/build-guest.sh" --arch arm64 "$kdir" "$build/guest-arm64" \
+			"$top/rust_user_events.ko" && cp "$build/guest/check-cmd.sh" "$build/guest-arm64/" &&
+			bbdir=$(bash "$top/tools/debian/fetch.sh" busybox-static arm64); then
+			arm64_args=(--arch arm64 --busybox "$bbdir/usr/bin/busybox" --add "$build/guest-arm64")
+		else
+			echo "FAIL guest: test programs for arm64 did not build"
+			failed=$((failed + 1))
+		fi
+		break
+	done
 
 	# The whole suite on each flavour's own image, with the module built for it.
 	for flavour in "${DEBIAN_FLAVOURS[@]}"; do
@@ -154,22 +178,39 @@ case " $kernels " in
 		extra="$build/debian-$flavour"
 		rm -rf "$extra"
 		mkdir -p "$extra/bin"
-		if ! vmlinuz=$(bash "$top/tools/debian/vmlinuz.sh" "$flavour") || [ ! -f "$ko" ]; then
-			echo "FAIL debian: no kernel image or no module for $frel"
+		if [ "$(debian_arch "$flavour")" = arm64 ]; then
+			guest_args=("${arm64_args[@]}")
+		else
+			guest_args=(--add "$build/guest")
+		fi
+		if [ "${#guest_args[@]}" -eq 0 ] || ! vmlinuz=$(bash "$top/tools/debian/vmlinuz.sh" "$flavour") ||
+			[ ! -f "$ko" ]; then
+			echo "FAIL debian: no kernel image, module or test programs for $frel"
 			failed=$((failed + 1))
 			summaries+=("Debian $frel: not run")
 			continue
 		fi
 		# module_test's second provider, made from the module built for this kernel.
 		perl -pe 's/rust_user_events/rust_user_twin00/g' "$ko" >"$extra/rust_user_twin00.ko"
-		cp "$build/guest/check-cmd.sh" "$extra/check-cmd.sh"
-		if [ "$frel" = "$krel" ]; then
-			# The very module DKMS installed in the root, loaded into its kernel.
-			cp -a "$dkms_dir" "$extra/dkms"
-			install -m 0755 "$top/tools/testing/dkms_module_test.sh" "$extra/bin/dkms_module_test"
-			echo "rue-run dkms_module_test dkms_module_test" >>"$extra/check-cmd.sh"
-		fi
-		suite "Debian $frel" "debian-$flavour" --kernel "$vmlinuz" --module "$ko" --add "$extra"
+		case " ${DEBIAN_SHORT_FLAVOURS[*]} " in
+		*" $flavour "*) cp "$build/guest/check-cmd-short.sh" "$extra/check-cmd.sh" ;;
+		*) cp "$build/guest/check-cmd.sh" "$extra/check-cmd.sh" ;;
+		esac
+		case " ${DEBIAN_INSTALL_FLAVOURS[*]} " in
+		*" $flavour "*)
+			if [ -f "$build/debian-dkms-$flavour/rust_user_events.ko" ]; then
+				# The very module DKMS installed in the root, loaded into its kernel.
+				cp -a "$build/debian-dkms-$flavour" "$extra/dkms"
+				install -m 0755 "$top/tools/testing/dkms_module_test.sh" "$extra/bin/dkms_module_test"
+				echo "rue-run dkms_module_test dkms_module_test" >>"$extra/check-cmd.sh"
+			else
+				echo "FAIL debian: DKMS installed no module for $frel to load"
+				failed=$((failed + 1))
+			fi
+			;;
+		esac
+		suite "Debian $frel" "debian-$flavour" --kernel "$vmlinuz" --module "$ko" "${guest_args[@]}" \
+			--add "$extra"
 	done
 	;;
 esac

@@ -6,7 +6,10 @@
 # is upgraded from it), the LLVM 19 toolchain, QEMU, a static busybox, the
 # kernel's build dependencies, gcc's 32-bit (i386) libraries, Debian's perf (run inside the test VM), rust-src,
 # rustfmt, a pinned bindgen-cli, and debootstrap (tools/debian/chroot.sh makes
-# the trixie root with Debian's own kernel toolchain from it).
+# the trixie root with Debian's own kernel toolchain from it); for the arm64
+# test VM: qemu-system-aarch64, the arm64 and 32-bit Arm C libraries that
+# clang-19 cross-builds its programs with, and Rust's aarch64-unknown-linux-gnu
+# standard library.
 #
 # Idempotent: every step first checks whether its result is already there, so
 # a second run does nothing and takes seconds. Runs as root, or through sudo.
@@ -27,6 +30,10 @@ APT_PACKAGES=(
 	gcc-multilib
 	linux-perf
 	debootstrap
+	# The arm64 guest's programs, cross-built by clang-19 (tools/testing/build-guest.sh
+	# --arch arm64): the arm64 and 32-bit Arm C libraries and libgcc. (bookworm's gcc cross
+	# compilers conflict with gcc-multilib.)
+	libc6-dev-arm64-cross libgcc-12-dev-arm64-cross libc6-dev-armhf-cross libgcc-12-dev-armhf-cross
 )
 
 if [ "$(id -u)" -ne 0 ]; then
@@ -70,6 +77,7 @@ if ensure_pin; then need_update=1; fi
 mapfile -t missing < <(missing_packages)
 qemu_missing=0
 command -v qemu-system-x86_64 >/dev/null 2>&1 || qemu_missing=1
+command -v qemu-system-aarch64 >/dev/null 2>&1 || qemu_missing=1
 if [ "${#missing[@]}" -gt 0 ] || [ "$qemu_missing" -eq 1 ]; then
 	need_update=1
 fi
@@ -92,9 +100,9 @@ if [ "${#missing[@]}" -gt 0 ]; then
 	$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${pkgs[@]}"
 fi
 if [ "$qemu_missing" -eq 1 ]; then
-	log "installing qemu-system-x86 from $QEMU_SUITE"
+	log "installing qemu-system-x86 and qemu-system-arm from $QEMU_SUITE"
 	$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
-		-t "$QEMU_SUITE" qemu-system-x86
+		-t "$QEMU_SUITE" qemu-system-x86 qemu-system-arm
 fi
 
 # rust-src for the kernel's Rust build; rustfmt (usually there already) for make check.
@@ -104,6 +112,11 @@ for component in rust-src rustfmt; do
 		rustup component add "$component"
 	fi
 done
+# The arm64 guest's Rust test programs.
+if ! rustup target list --installed 2>/dev/null | grep -qx aarch64-unknown-linux-gnu; then
+	log "rustup target add aarch64-unknown-linux-gnu"
+	rustup target add aarch64-unknown-linux-gnu
+fi
 
 if ! command -v bindgen >/dev/null 2>&1 ||
 	[ "$(bindgen --version 2>/dev/null | awk '{print $2}')" != "$BINDGEN_VERSION" ]; then

@@ -13,6 +13,17 @@ pub(crate) mod segments;
 pub(crate) mod show;
 pub(crate) mod stats;
 pub(crate) mod status;
+// Composed inline on x86-64 only, but for PREEMPT_RT (tracepoint.rs); other kernels ask C for
+// the context.
+#[cfg_attr(
+    not(all(
+        CONFIG_X86_64,
+        CONFIG_SMP,
+        CONFIG_HAS_SEPARATE_PREEMPT_RESCHED_BITS,
+        not(CONFIG_PREEMPT_RT)
+    )),
+    allow(dead_code)
+)]
 pub(crate) mod trace_ctx;
 pub(crate) mod trace_output;
 pub(crate) mod validate;

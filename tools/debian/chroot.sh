@@ -29,17 +29,27 @@ log() { printf 'debian: %s\n' "$*" >&2; }
 # What a Debian user installs to build the module (README, install.sh), plus
 # dkms for the install test.
 packages=(
-	"${DEBIAN_TOOLCHAIN_PACKAGES[@]}"
+	"${DEBIAN_TOOLCHAIN_PACKAGES[@]}" "${DEBIAN_CROSS_PACKAGES[@]}"
 	make bc flex bison libelf-dev libssl-dev python3 cpio kmod xz-utils openssl
 	dkms
 )
+# Headers of another architecture's kernels (arm64's, on an amd64 host) cannot
+# be installed beside the native ones (both flavours' linux-kbuild packages own
+# the same paths), and only their .config, Module.symvers and vmlinux are used
+# (prepare-kernel.sh): they are unpacked into /usr/src instead, unregistered.
+foreign=()
 for flavour in "${DEBIAN_FLAVOURS[@]}"; do
-	packages+=("linux-headers-$DEBIAN_ABI-$flavour=$DEBIAN_VERSION")
+	arch=$(debian_arch "$flavour")
+	if [ "$arch" = "$(dpkg --print-architecture)" ]; then
+		packages+=("linux-headers-$DEBIAN_ABI-$flavour=$DEBIAN_VERSION")
+	else
+		foreign+=("linux-headers-$DEBIAN_ABI-$flavour:$arch=$DEBIAN_VERSION")
+	fi
 done
 packages+=("linux-source-$DEBIAN_SERIES=$DEBIAN_VERSION")
-# The root is keyed by what goes into it (format 1: debootstrap minbase), so a
-# new kernel upload in the suite makes a new root.
-key=$(echo "1 $mirror ${packages[*]}" | sha256sum | cut -c1-16)
+# The root is keyed by what goes into it (format 2: debootstrap minbase, arm64
+# as a foreign architecture), so a new kernel upload in the suite makes a new root.
+key=$(echo "2 $mirror ${packages[*]} ${foreign[*]}" | sha256sum | cut -c1-16)
 root="$cache/debian/trixie-$key"
 
 make_root() {
@@ -60,10 +70,19 @@ make_root() {
 	printf '#!/bin/sh\nexit 101\n' >"$tmp/usr/sbin/policy-rc.d"
 	chmod 0755 "$tmp/usr/sbin/policy-rc.d"
 	log "installing ${packages[*]}"
+	# arm64's lists too: its kernels' headers and images, busybox and perf for the test VM.
+	in_root "$tmp" dpkg --add-architecture arm64
 	in_root "$tmp" apt-get update -qq
 	in_root "$tmp" env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
 		"${packages[@]}" >"$cache/debian/apt.log" 2>&1 ||
 		{ tail -30 "$cache/debian/apt.log" >&2; exit 1; }
+	if [ "${#foreign[@]}" -gt 0 ]; then
+		log "unpacking ${foreign[*]}"
+		in_root "$tmp" sh -ec 'mkdir -p /tmp/foreign && cd /tmp/foreign && apt-get download -q "$@" &&
+			for deb in *.deb; do dpkg-deb -x "$deb" /; done && cd / && rm -rf /tmp/foreign' \
+			sh "${foreign[@]}" >>"$cache/debian/apt.log" 2>&1 ||
+			{ tail -30 "$cache/debian/apt.log" >&2; exit 1; }
+	fi
 	in_root "$tmp" apt-get clean
 	touch "$tmp/.rue-complete"
 	mv "$tmp" "$root"

@@ -80,8 +80,14 @@ fi
 kversion=$(dpkg-query -W -f='${Version}' "linux-headers-$krel")
 series=$(echo "$krel" | sed -n 's/^\([0-9]*\.[0-9]*\).*/\1/p')
 cc=$(sed -n 's/^CONFIG_CC_VERSION_TEXT="\([^ ]*\) .*/\1/p' "$config")
-apt_install "linux-source-$series=$kversion" "${cc#*-linux-gnu-}" rustc rust-src bindgen dwarves \
-	dkms make bc flex bison libelf-dev libssl-dev python3 cpio kmod xz-utils openssl
+# libc6-dev: the kernel's configuration records that its compiler can link (CC_CAN_LINK).
+# arm64's compat vDSO is built by the 32-bit Arm compiler when the tree is prepared.
+compat=()
+! grep -qx 'CONFIG_COMPAT_VDSO=y' "$config" || ! grep -qx 'CONFIG_ARM64=y' "$config" ||
+	compat=(gcc-arm-linux-gnueabihf)
+apt_install "linux-source-$series=$kversion" "${cc#*-linux-gnu-}" libc6-dev ${compat[@]+"${compat[@]}"} \
+	rustc rust-src bindgen dwarves dkms make bc flex bison libelf-dev libssl-dev python3 cpio kmod \
+	xz-utils openssl
 PATH=/usr/bin:/bin:/usr/sbin:/sbin:$PATH bash "$here/toolchain-check.sh" \
 	"/usr/src/linux-headers-$krel/.config" >/dev/null
 

@@ -28,7 +28,8 @@ value() { sed -n "s/^$1=\"\{0,1\}\([^\"]*\)\"\{0,1\}\$/\1/p" "$config"; }
 code=2
 grep -qx 'CONFIG_RUST=y' "$config" ||
 	fail "this kernel has no Rust support (CONFIG_RUST is off): the module cannot be built for it." \
-		"Debian's Rust-enabled kernels are linux-image-7.3.4+deb13-amd64 and -cloud-amd64 from trixie-backports."
+		"Debian's Rust-enabled kernels are trixie-backports' linux-image-7.3.4+deb13-FLAVOUR, for every" \
+		"FLAVOUR: amd64, cloud-amd64, rt-amd64, arm64, cloud-arm64, rt-arm64, arm64-16k."
 grep -qx 'CONFIG_KPROBES=y' "$config" ||
 	fail "this kernel has no kprobes (CONFIG_KPROBES), which the module needs to find tracing internals."
 grep -qx 'CONFIG_KALLSYMS_ALL=y' "$config" ||
@@ -50,10 +51,29 @@ if grep -qx 'CONFIG_CC_IS_GCC=y' "$config"; then
 	[ "$have" = "$cc_text" ] ||
 		fail "C compiler mismatch: the kernel was built with '$cc_text', $cc is '$have'." \
 			"Install the gcc package of the kernel's release (e.g. trixie's gcc-14)."
+	# The kernel's configuration records that its compiler could link a program.
+	if grep -qx 'CONFIG_CC_CAN_LINK=y' "$config" &&
+		! echo 'int main(void) { return 0; }' | "$cc" -x c - -o /dev/null >/dev/null 2>&1; then
+		fail "$cc cannot link a program, as the kernel's compiler could (CONFIG_CC_CAN_LINK)." \
+			"On Debian: apt install libc6-dev (libc6-dev-arm64-cross when building for arm64 on amd64)."
+	fi
 	echo "CC=$cc"
 	case "$cc" in
 	*-linux-gnu-*) echo "CROSS_COMPILE=${cc%gcc*}" ;;
 	esac
+	# arm64's compat vDSO is built by a 32-bit Arm compiler (Debian's kernels: arm-linux-gnueabihf-gcc).
+	if grep -qx 'CONFIG_COMPAT_VDSO=y' "$config" && grep -qx 'CONFIG_ARM64=y' "$config"; then
+		command -v arm-linux-gnueabihf-gcc >/dev/null 2>&1 ||
+			fail "the kernel has a 32-bit vDSO (CONFIG_COMPAT_VDSO), built by arm-linux-gnueabihf-gcc," \
+				"which is not installed. On Debian: apt install gcc-arm-linux-gnueabihf."
+		echo "CROSS_COMPILE_COMPAT=arm-linux-gnueabihf-"
+	fi
+	# The kernel's architecture, for a build on another (arm64's kernels on amd64).
+	if grep -qx 'CONFIG_ARM64=y' "$config"; then
+		echo "ARCH=arm64"
+	elif grep -qx 'CONFIG_X86_64=y' "$config"; then
+		echo "ARCH=x86"
+	fi
 else
 	fail "only GCC-built distribution kernels are handled here; for a clang-built tree run make KDIR=... LLVM=1"
 fi

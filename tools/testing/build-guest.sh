@@ -10,48 +10,86 @@
 #   - the kernel's own user_events selftests, unmodified, from KDIR's source tree,
 #   - perf_tool_test (a shell script) and the host's perf with its libraries,
 #   - rust_user_twin00.ko: MODULE renamed, a second provider for module_test.
-# Usage: build-guest.sh KDIR OUT MODULE
+# With --arch arm64, every program is cross-built for arm64 (clang-19 with Debian's
+# cross C libraries, Rust's aarch64-unknown-linux-gnu), compat_test for 32-bit Arm (AArch32), and
+# perf is Debian's arm64 one (guest-perf.sh).
+# Usage: build-guest.sh [--arch x86_64|arm64] KDIR OUT MODULE
 set -euo pipefail
 
 top=$(cd "$(dirname "$0")/../.." && pwd)
+arch=x86_64
+if [ "${1:-}" = --arch ]; then
+	arch=$2
+	shift 2
+fi
 kdir=$1
 out=$2
 module=$3
 src=$(readlink -f "$kdir/source" 2>/dev/null || echo "$kdir")
-headers="$kdir/usr/include"
-[ -f "$headers/linux/user_events.h" ] || make -s -C "$kdir" headers >/dev/null
 selftests="$src/tools/testing/selftests"
 mkdir -p "$out/bin"
 
-cflags=(-static -O2 -Wall -isystem "$headers" -I "$selftests")
+# uapi_headers ARCH: the source tree's UAPI headers for ARCH (make headers), made once.
+uapi_headers() {
+	local dir="$top/build/uapi/$1"
+	if [ ! -f "$dir/usr/include/linux/user_events.h" ]; then
+		rm -rf "$dir"
+		make -s -C "$src" O="$dir" ARCH="$1" headers >/dev/null
+	fi
+	echo "$dir/usr/include"
+}
+
+case "$arch" in
+x86_64)
+	headers="$kdir/usr/include"
+	[ -f "$headers/linux/user_events.h" ] || make -s -C "$kdir" headers >/dev/null
+	cc=(gcc)
+	# A 32-bit program on the 64-bit kernel (IA-32 emulation): the module's compat_ioctl.
+	# The x86_64 UAPI headers serve -m32 as well (asm/ picks by __i386__).
+	cc32=(gcc -m32 -isystem "$headers")
+	rust_target=x86_64-unknown-linux-gnu
+	rust_link_flags=
+	;;
+arm64)
+	headers=$(uapi_headers arm64)
+	# clang-19 with lld, and Debian's cross C libraries (tools/setup.sh).
+	cc=(clang-19 --target=aarch64-linux-gnu -fuse-ld=lld)
+	# The same on arm64: an AArch32 program (CONFIG_COMPAT), with 32-bit Arm's headers.
+	cc32=(clang-19 --target=arm-linux-gnueabihf -fuse-ld=lld -isystem "$(uapi_headers arm)")
+	rust_target=aarch64-unknown-linux-gnu
+	export CARGO_TARGET_AARCH64_UNKNOWN_LINUX_GNU_LINKER=clang-19
+	rust_link_flags="-C link-arg=--target=aarch64-linux-gnu -C link-arg=-fuse-ld=lld"
+	;;
+*) echo "build-guest: unknown --arch $arch (x86_64, arm64)" >&2; exit 2 ;;
+esac
+
+cflags=(-static -O2 -Wall -I "$selftests")
 
 for c in "$top"/tools/testing/selftests/rust_user_events/*.c; do
 	name=$(basename "$c" .c)
-	# compat_test is the i386 build below; natively it runs the same checks.
+	# compat_test is the 32-bit build below; natively it runs the same checks.
 	[ "$name" != compat_test ] || name=compat_test_64
-	gcc "${cflags[@]}" -o "$out/bin/$name" "$c" -lpthread
+	"${cc[@]}" -isystem "$headers" "${cflags[@]}" -o "$out/bin/$name" "$c" -lpthread
 done
-# A 32-bit program on the 64-bit kernel (IA-32 emulation): the module's compat_ioctl.
-# The x86_64 UAPI headers serve -m32 as well (asm/ picks by __i386__).
-gcc -m32 "${cflags[@]}" -o "$out/bin/compat_test" \
+"${cc32[@]}" "${cflags[@]}" -o "$out/bin/compat_test" \
 	"$top/tools/testing/selftests/rust_user_events/compat_test.c" -lpthread
 
 # The real perf tool, and the script that drives it.
-bash "$top/tools/testing/guest-perf.sh" "$out"
+bash "$top/tools/testing/guest-perf.sh" "$out" "$arch"
 install -m 0755 "$top/tools/testing/selftests/rust_user_events/perf_tool_test.sh" "$out/bin/perf_tool_test"
 
 # The kernel's own tests, built as their Makefile does (LDLIBS = -lrt -lpthread -lm).
 for t in ftrace_test dyn_test perf_test abi_test; do
-	gcc "${cflags[@]}" -I "$selftests/user_events" -o "$out/bin/$t" \
+	"${cc[@]}" -isystem "$headers" "${cflags[@]}" -I "$selftests/user_events" -o "$out/bin/$t" \
 		"$selftests/user_events/$t.c" -lrt -lpthread -lm
 done
 
 # The C sample, built as the README tells users to build their own programs.
-gcc -static -O2 -Wall -Wextra -isystem "$headers" -o "$out/bin/rue_example" \
+"${cc[@]}" -static -O2 -Wall -Wextra -isystem "$headers" -o "$out/bin/rue_example" \
 	"$top/samples/example.c"
 
-target=x86_64-unknown-linux-gnu
-RUSTFLAGS="-C target-feature=+crt-static" cargo build -q --release \
+target=$rust_target
+RUSTFLAGS="-C target-feature=+crt-static $rust_link_flags" cargo build -q --release \
 	--manifest-path "$top/Cargo.toml" -p rue-guest-tests -p rue-example --target "$target" \
 	--target-dir "$top/target/guest"
 find "$top/target/guest/$target/release" -maxdepth 1 -type f -executable \

@@ -2,13 +2,16 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # Boots the test kernel under QEMU (TCG) with a busybox initramfs built from
-# scratch, loads rust_user_events.ko, runs a command and powers off. The
+# scratch (x86-64, or arm64 under qemu-system-aarch64's virt machine), loads rust_user_events.ko, runs a command and powers off. The
 # console log is checked by tools/vmlog: the run fails on any failed test and
 # on any WARNING, BUG, lockdep, RCU, KASAN or kmemleak report.
 #
 # Usage: run.sh (--kdir KDIR | --kernel IMAGE) [options] [-- CMD...]
 #   --kdir KDIR     boot KDIR's arch/x86/boot/bzImage
 #   --kernel IMAGE  boot this kernel image (e.g. Debian's vmlinuz)
+#   --arch ARCH     the image's architecture: x86_64 (default) or arm64
+#   --busybox FILE  a static busybox of that architecture (default: the
+#                   host's /bin/busybox, which serves x86_64 only)
 #   --module KO     module to load (default: ./rust_user_events.ko)
 #   --no-module     boot without loading the module
 #   --add DIR       copy DIR's contents into the guest's /rue (repeatable);
@@ -37,12 +40,17 @@ log="$top/build/vm/console.log"
 summary=
 timeout=1200
 smp=2
-accel=(-accel tcg -cpu max)
+arch=x86_64
+busybox=/bin/busybox
+icount=0
+kvm=0
 
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--kdir) kdir=$2; shift 2 ;;
 	--kernel) bzimage=$2; shift 2 ;;
+	--arch) arch=$2; shift 2 ;;
+	--busybox) busybox=$2; shift 2 ;;
 	--module) module=$2; shift 2 ;;
 	--no-module) load_module=0; shift ;;
 	--add) adds+=("$2"); shift 2 ;;
@@ -50,8 +58,8 @@ while [ $# -gt 0 ]; do
 	--summary) summary=$2; shift 2 ;;
 	--timeout) timeout=$2; shift 2 ;;
 	--smp) smp=$2; shift 2 ;;
-	--kvm) accel=(-enable-kvm -cpu host); shift ;;
-	--icount) accel=(-accel tcg,thread=single -icount shift=0,sleep=off -cpu max); shift ;;
+	--kvm) kvm=1; shift ;;
+	--icount) icount=1; shift ;;
 	--qemu) extra+=("$2"); shift 2 ;;
 	--) shift; break ;;
 	*) echo "run.sh: unknown option $1" >&2; exit 2 ;;
@@ -61,11 +69,33 @@ done
 [ -n "$bzimage" ] || bzimage="$kdir/arch/x86/boot/bzImage"
 [ -f "$bzimage" ] || { echo "run.sh: no $bzimage" >&2; exit 2; }
 
+case "$arch" in
+x86_64)
+	qemu=(qemu-system-x86_64 -machine q35)
+	console=ttyS0
+	accel=(-accel tcg -cpu max)
+	[ "$kvm" -eq 0 ] || accel=(-enable-kvm -cpu host)
+	[ "$icount" -eq 0 ] || accel=(-accel tcg,thread=single -icount shift=0,sleep=off -cpu max)
+	;;
+arm64)
+	# pauth-impdef: QEMU's own pointer-authentication hash, much cheaper under TCG than
+	# the architected QARMA one; the kernel (ARM64_PTR_AUTH_KERNEL) cannot tell.
+	qemu=(qemu-system-aarch64 -machine virt)
+	console=ttyAMA0
+	accel=(-accel tcg -cpu max,pauth-impdef=on)
+	[ "$kvm" -eq 0 ] && [ "$icount" -eq 0 ] ||
+		{ echo "run.sh: --kvm and --icount are for x86_64 only" >&2; exit 2; }
+	;;
+*) echo "run.sh: unknown --arch $arch (x86_64, arm64)" >&2; exit 2 ;;
+esac
+[ -x "$busybox" ] || { echo "run.sh: no busybox at $busybox" >&2; exit 2; }
+
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 root="$work/root"
 mkdir -p "$root"/{bin,sbin,proc,sys,dev,tmp,rue/bin,etc}
-cp /bin/busybox "$root/bin/busybox"
+cp "$busybox" "$root/bin/busybox"
+# The list of applets is the host busybox's: the guest's may be of another architecture.
 for applet in $(/bin/busybox --list); do
 	[ -e "$root/bin/$applet" ] || ln -s busybox "$root/bin/$applet"
 done
@@ -93,9 +123,9 @@ vmlog_args=("$log")
 for attempt in 1 2; do
 	start=$(date +%s)
 	status=0
-	timeout --foreground "$timeout" qemu-system-x86_64 "${accel[@]}" -smp "$smp" -m 2048 \
-		-machine q35 -kernel "$bzimage" -initrd "$work/initramfs.cpio.gz" \
-		-append "console=ttyS0 loglevel=3 panic=-1 rdinit=/init" \
+	timeout --foreground "$timeout" "${qemu[@]}" "${accel[@]}" -smp "$smp" -m 2048 \
+		-kernel "$bzimage" -initrd "$work/initramfs.cpio.gz" \
+		-append "console=$console loglevel=3 panic=-1 rdinit=/init" \
 		${extra[@]+"${extra[@]}"} -display none -serial file:"$log" -monitor none -no-reboot </dev/null || status=$?
 	echo "vm: ran $(($(date +%s) - start)) s (qemu status $status)" >&2
 	vmlog_status=0

@@ -5,8 +5,8 @@
  * write()/writev() through the kernel's compat syscalls.
  *
  * tools/testing/build-guest.sh builds this file twice: compat_test, an i386
- * program (gcc -m32), and compat_test_64, the same checks as a native 64-bit
- * program. Both must pass: a 32-bit program gets the same results as a 64-bit
+ * program (gcc -m32; for arm64's kernels a 32-bit Arm one), and compat_test_64,
+ * the same checks as a native 64-bit program. Both must pass: a 32-bit program gets the same results as a 64-bit
  * one (REG with every flag, 4- and 8-byte enable words, enable bits following
  * ftrace, trace records of write and writev, UNREG, DEL, and the errno matrix),
  * and the other word size's ioctl numbers are ENOTTY for each, as upstream
@@ -122,18 +122,18 @@ FIXTURE_TEARDOWN(c)
 
 TEST(word_size_and_ioctl_numbers)
 {
-#ifdef __i386__
+#if defined(__i386__) || defined(__arm__)
 	ASSERT_EQ(4, sizeof(void *));
 	ASSERT_EQ(0xC0042A00, DIAG_IOCSREG);
 	ASSERT_EQ(0x40042A01, DIAG_IOCSDEL);
 	ASSERT_EQ(0x40042A02, DIAG_IOCSUNREG);
-#elif defined(__x86_64__)
+#elif defined(__x86_64__) || defined(__aarch64__)
 	ASSERT_EQ(8, sizeof(void *));
 	ASSERT_EQ(0xC0082A00, DIAG_IOCSREG);
 	ASSERT_EQ(0x40082A01, DIAG_IOCSDEL);
 	ASSERT_EQ(0x40082A02, DIAG_IOCSUNREG);
 #else
-#error "compat_test is built for i386 and x86_64"
+#error "compat_test is built for i386, x86_64, 32-bit Arm and arm64"
 #endif
 	TH_LOG("a %zu-bit program", sizeof(void *) * 8);
 }
@@ -472,7 +472,7 @@ TEST_F(c, reg_errno_matrix)
 	munmap(page, 4096);
 }
 
-#ifdef __i386__
+#if defined(__i386__) || defined(__arm__)
 /*
  * The UAPI's addresses are __u64 for every program: a 32-bit program's upper
  * half is not dropped (no address there is mapped in a 32-bit process), so

@@ -494,9 +494,9 @@ static void fork_snapshot(struct __test_metadata *_metadata, const char *event, 
 	snprintf(ctx.name_args, sizeof(ctx.name_args), "%s u32 x", event);
 	ctx.d_seen = shared_mem(2 * sizeof(int));
 	ASSERT_NE(NULL, ctx.d_seen);
-	ctx.w = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ctx.w = mmap(NULL, RUE_PAGE_SIZE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	ASSERT_NE(MAP_FAILED, ctx.w);
-	memset((void *)ctx.w, 0, 4096);
+	memset((void *)ctx.w, 0, RUE_PAGE_SIZE);
 	ctx.fd = open(DATA_FILE, O_RDWR);
 	ASSERT_NE(-1, ctx.fd);
 	ASSERT_EQ(0, pipe(go));
@@ -642,7 +642,7 @@ static void fault_set_err(struct fault_shared *sh, const char *step, int err)
  */
 static int fault_holder(struct fault_shared *sh, int use_uffd, int cmd, int back)
 {
-	volatile __u32 *page = mmap(NULL, 4096, PROT_READ | PROT_WRITE,
+	volatile __u32 *page = mmap(NULL, RUE_PAGE_SIZE, PROT_READ | PROT_WRITE,
 				    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	int fd, uffd = -1, c;
 
@@ -651,7 +651,7 @@ static int fault_holder(struct fault_shared *sh, int use_uffd, int cmd, int back
 		return 1;
 	}
 	sh->page = (uintptr_t)page;
-	memset((void *)page, 0, 4096);
+	memset((void *)page, 0, RUE_PAGE_SIZE);
 	fd = open(DATA_FILE, O_RDWR);
 	if (fd < 0) {
 		fault_set_err(sh, "open", errno);
@@ -668,7 +668,7 @@ static int fault_holder(struct fault_shared *sh, int use_uffd, int cmd, int back
 	if (use_uffd) {
 		struct uffdio_api api = { .api = UFFD_API };
 		struct uffdio_register reg = {
-			.range = { .start = (uintptr_t)page, .len = 4096 },
+			.range = { .start = (uintptr_t)page, .len = RUE_PAGE_SIZE },
 			.mode = UFFDIO_REGISTER_MODE_MISSING,
 		};
 
@@ -686,7 +686,7 @@ static int fault_holder(struct fault_shared *sh, int use_uffd, int cmd, int back
 			return 1;
 		}
 	}
-	if (madvise((void *)page, 4096, MADV_DONTNEED)) {
+	if (madvise((void *)page, RUE_PAGE_SIZE, MADV_DONTNEED)) {
 		fault_set_err(sh, "madvise", errno);
 		return 1;
 	}
@@ -716,7 +716,7 @@ static int fault_holder(struct fault_shared *sh, int use_uffd, int cmd, int back
 		if (c < 0)
 			return 0;
 		if (c == 'D') {
-			send_byte(back, madvise((void *)page, 4096, MADV_DONTNEED) ? 'F' : 'd');
+			send_byte(back, madvise((void *)page, RUE_PAGE_SIZE, MADV_DONTNEED) ? 'F' : 'd');
 		} else if (c == 'S' || c == 'Z') {
 			int ok = 1;
 
@@ -1193,11 +1193,11 @@ TEST_F_TIMEOUT(enabler, others_fork_copies_do_not_delay_a_first_reg, 900)
  */
 static int bf_blocked(int sock, int back)
 {
-	volatile __u32 *page = mmap(NULL, 4096, PROT_READ | PROT_WRITE,
+	volatile __u32 *page = mmap(NULL, RUE_PAGE_SIZE, PROT_READ | PROT_WRITE,
 				    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	struct uffdio_api api = { .api = UFFD_API };
 	struct uffdio_register reg = {
-		.range = { .start = (uintptr_t)page, .len = 4096 },
+		.range = { .start = (uintptr_t)page, .len = RUE_PAGE_SIZE },
 		.mode = UFFDIO_REGISTER_MODE_MISSING,
 	};
 	int uffd, fd, r;
@@ -1262,7 +1262,7 @@ static int bf_fault_seen(int uffd, unsigned long long *at)
  */
 TEST_F_TIMEOUT(enabler, reg_behind_a_blocked_fault_waits_alone_and_is_killable, 300)
 {
-	struct uffdio_zeropage zero = { .range = { .len = 4096 } };
+	struct uffdio_zeropage zero = { .range = { .len = RUE_PAGE_SIZE } };
 	unsigned long long at = 0;
 	int uffd, back, r = -1, status;
 	long long took;

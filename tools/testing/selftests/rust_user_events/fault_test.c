@@ -174,10 +174,35 @@ TEST_F(fault, open_fails_with_enomem_at_every_allocation)
 /*
  * Faults restricted to allocations made with module code on the stack
  * (CONFIG_FAULT_INJECTION_STACKTRACE_FILTER): from the end of the kernel
- * image to the end of the module area, x86-64's MODULES_END.
+ * image to the end of the module area, x86-64's MODULES_END. arm64's module
+ * area lies below the kernel image: there the range is the loaded module's
+ * own (its address and size in /proc/modules).
  */
 #define MODULES_END 0xffffffffff000000ULL
 
+#ifndef __x86_64__
+static int in_modules_only(void)
+{
+	char line[256], text[32];
+	unsigned long long start = 0, size = 0;
+	FILE *f = fopen("/proc/modules", "r");
+
+	if (!f)
+		return -errno;
+	while (fgets(line, sizeof(line), f))
+		if (!strncmp(line, "rust_user_events ", 17) &&
+		    sscanf(line, "%*s %llu %*s %*s %*s %llx", &size, &start) == 2)
+			break;
+	fclose(f);
+	if (!start || !size)
+		return -ENOENT;
+	snprintf(text, sizeof(text), "%llu", start);
+	if (write_file(FAILSLAB "require-start", text))
+		return -EIO;
+	snprintf(text, sizeof(text), "%llu", start + size);
+	return write_file(FAILSLAB "require-end", text) ? -EIO : 0;
+}
+#else
 static int in_modules_only(void)
 {
 	char line[256], text[32];
@@ -198,6 +223,7 @@ static int in_modules_only(void)
 	snprintf(text, sizeof(text), "%llu", MODULES_END);
 	return write_file(FAILSLAB "require-end", text) ? -EIO : 0;
 }
+#endif
 
 static void anywhere(void)
 {

@@ -104,7 +104,8 @@
 #define FAIL_NTH "/proc/thread-self/fail-nth"
 #define FAILSLAB "/sys/kernel/debug/failslab/"
 
-#define PG 4096
+/* The page size: 4 KiB, or 16 KiB on arm64-16k (mprotect'd guards, page-crossing copies). */
+#define PG ((uint32_t)RUE_PAGE_SIZE)
 #define NNAMES 16
 #define NVARIANTS 3
 #define MAXF 8

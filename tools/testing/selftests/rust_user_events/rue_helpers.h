@@ -26,6 +26,9 @@
 
 #define RUE_TRACEFS "/sys/kernel/tracing/"
 
+/* The page size: 4 KiB, or 16 KiB on Debian's arm64-16k kernel. */
+#define RUE_PAGE_SIZE ((size_t)sysconf(_SC_PAGESIZE))
+
 /* Writes @text to @path, opened with @flags. */
 static inline int rue_write_text(const char *path, int flags, const char *text)
 {
