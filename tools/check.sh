@@ -14,7 +14,9 @@
 #     programs, cross-built (build-guest.sh --arch arm64).
 # Prints a summary per kernel and ends with one line
 # "check: N passed, N failed, N skipped" over all of them; exits 1 on any failure.
-# RUE_CHECK_KERNELS=test (or debian) runs one kernel only, for quicker local runs.
+# RUE_CHECK_KERNELS=test (or debian) runs one kernel only, for quicker local runs;
+# test-rt (not in the default set) adds the test kernel's PREEMPT_RT variant
+# (tools/kernel/rt-fragment.sh), built and cached like the test kernel.
 # Usage: check.sh KDIR
 set -uo pipefail
 
@@ -22,8 +24,8 @@ set -uo pipefail
 kernels=${RUE_CHECK_KERNELS:-test debian}
 for k in $kernels; do
 	case "$k" in
-	test | debian) ;;
-	*) echo "check: RUE_CHECK_KERNELS: unknown kernel '$k' (test, debian)" >&2; exit 2 ;;
+	test | test-rt | debian) ;;
+	*) echo "check: RUE_CHECK_KERNELS: unknown kernel '$k' (test, test-rt, debian)" >&2; exit 2 ;;
 	esac
 done
 rue_begin check "$@"
@@ -113,6 +115,30 @@ case " $kernels " in
 *" test "*)
 	suite "test kernel ($(basename "$kdir"))" test --kdir "$kdir" --module "$top/rust_user_events.ko" \
 		--add "$build/guest"
+	;;
+esac
+
+case " $kernels " in
+*" test-rt "*)
+	# The test kernel with PREEMPT_RT (every spinlock_t a sleeping lock, atomic-sleep checks
+	# on), and the module built for it from the same sources.
+	echo "== guest: the test kernel with PREEMPT_RT"
+	rt="$build/test-rt"
+	mkdir -p "$rt/extra"
+	bash "$top/tools/kernel/rt-fragment.sh" >"$rt/rt.config"
+	if rt_kdir=$(RUE_KERNEL_FRAGMENT="$rt/rt.config" bash "$top/tools/kernel/build.sh") &&
+		bash "$top/tools/debian/stage-sources.sh" "$rt/src" &&
+		make -C "$rt_kdir" M="$rt/src" LLVM=-19 modules >"$rt/build.log" 2>&1; then
+		perl -pe 's/rust_user_events/rust_user_twin00/g' "$rt/src/rust_user_events.ko" \
+			>"$rt/extra/rust_user_twin00.ko"
+		suite "test kernel, PREEMPT_RT ($(basename "$rt_kdir"))" test-rt --kdir "$rt_kdir" \
+			--module "$rt/src/rust_user_events.ko" --add "$build/guest" --add "$rt/extra"
+	else
+		tail -n 20 "$rt/build.log" 2>/dev/null
+		echo "FAIL guest: the PREEMPT_RT test kernel or its module did not build"
+		failed=$((failed + 1))
+		summaries+=("test kernel, PREEMPT_RT: not run")
+	fi
 	;;
 esac
 

@@ -10,9 +10,9 @@
 #   - the kernel's own user_events selftests, unmodified, from KDIR's source tree,
 #   - perf_tool_test (a shell script) and the host's perf with its libraries,
 #   - rust_user_twin00.ko: MODULE renamed, a second provider for module_test.
-# With --arch arm64, every program is cross-built for arm64 (clang-19 with Debian's
-# cross C libraries, Rust's aarch64-unknown-linux-gnu), compat_test for 32-bit Arm (AArch32), and
-# perf is Debian's arm64 one (guest-perf.sh).
+# With --arch arm64, every program is cross-built for arm64 (clang-19 with
+# Debian's cross C libraries, Rust's aarch64-unknown-linux-gnu), compat_test for
+# 32-bit Arm (AArch32), and perf is Debian's arm64 one (guest-perf.sh).
 # Usage: build-guest.sh [--arch x86_64|arm64] KDIR OUT MODULE
 set -euo pipefail
 

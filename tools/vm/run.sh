@@ -2,9 +2,10 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # Boots the test kernel under QEMU (TCG) with a busybox initramfs built from
-# scratch (x86-64, or arm64 under qemu-system-aarch64's virt machine), loads rust_user_events.ko, runs a command and powers off. The
-# console log is checked by tools/vmlog: the run fails on any failed test and
-# on any WARNING, BUG, lockdep, RCU, KASAN or kmemleak report.
+# scratch (x86-64, or arm64 under qemu-system-aarch64's virt machine), loads
+# rust_user_events.ko, runs a command and powers off. The console log is
+# checked by tools/vmlog: the run fails on any failed test and on any WARNING,
+# BUG, lockdep, RCU, KASAN or kmemleak report.
 #
 # Usage: run.sh (--kdir KDIR | --kernel IMAGE) [options] [-- CMD...]
 #   --kdir KDIR     boot KDIR's arch/x86/boot/bzImage
