@@ -29,36 +29,15 @@ version=$(sed -n 's/^PACKAGE_VERSION="\(.*\)"/\1/p' "$here/../../dkms.conf")
 src=/usr/src/$name-$version
 moddir=/usr/lib/modules/$krel
 tmp=$(mktemp -d)
-n=0
-failed=0
 # reset: nothing of this module or kernel left in DKMS, /usr/src or /usr/lib/modules.
 reset() {
 	dkms remove -m "$name" -v "$version" --all >/dev/null 2>&1
 	rm -rf "$src" "$moddir"
 }
 trap 'reset; rm -rf "$tmp"' EXIT
-
-result() { # result OK DESCRIPTION [DETAIL]
-	n=$((n + 1))
-	if [ "$1" -eq 0 ]; then
-		echo "ok $n $2"
-	else
-		echo "not ok $n $2${3:+ ($3)}"
-		failed=1
-	fi
-}
-
 config=/usr/src/linux-headers-$krel/.config
-
-# refuses CONFIG_EDIT EXIT MESSAGE DESCRIPTION: toolchain-check.sh on the
-# kernel's .config edited by the sed expression exits EXIT and says MESSAGE.
-refuses() {
-	sed -e "$1" "$config" >"$tmp/config"
-	bash "$here/toolchain-check.sh" "$tmp/config" >/dev/null 2>"$tmp/err"
-	local rc=$?
-	[ "$rc" -eq "$2" ] && grep -q "$3" "$tmp/err"
-	result $? "$4" "exit $rc: $(head -n 1 "$tmp/err")"
-}
+# shellcheck source=tap.sh
+. "$here/tap.sh"
 
 echo "TAP version 13"
 [ -f "$config" ]

@@ -19,28 +19,8 @@ version=$(sed -n 's/^PACKAGE_VERSION="\(.*\)"/\1/p' "$here/../../dkms.conf")
 config=/usr/src/linux-headers-$krel/.config
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-n=0
-failed=0
-
-result() { # result OK DESCRIPTION [DETAIL]
-	n=$((n + 1))
-	if [ "$1" -eq 0 ]; then
-		echo "ok $n $2"
-	else
-		echo "not ok $n $2${3:+ ($3)}"
-		failed=1
-	fi
-}
-
-# refuses CONFIG_EDIT EXIT MESSAGE DESCRIPTION: toolchain-check.sh on the
-# kernel's .config edited by the sed expression exits EXIT and says MESSAGE.
-refuses() {
-	sed -e "$1" "$config" >"$tmp/config"
-	bash "$here/toolchain-check.sh" "$tmp/config" >/dev/null 2>"$tmp/err"
-	local rc=$?
-	[ "$rc" -eq "$2" ] && grep -q "$3" "$tmp/err"
-	result $? "$4" "exit $rc: $(head -n 1 "$tmp/err")"
-}
+# shellcheck source=tap.sh
+. "$here/tap.sh"
 
 echo "TAP version 13"
 bash "$here/toolchain-check.sh" "$config" >/dev/null
