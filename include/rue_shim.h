@@ -165,12 +165,13 @@ void rue_list_del_init(struct list_head *entry);
 void rue_lockdep_assert_held(struct mutex *lock);
 
 /*
- * alloc_ordered_workqueue() and alloc_workqueue(WQ_UNBOUND): macros around the
+ * alloc_ordered_workqueue() and alloc_workqueue(WQ_UNBOUND or WQ_PERCPU): macros around the
  * variadic alloc_workqueue_noprof() (alloc_hooks), which the kernel crate of
  * 7.3 does not wrap (it has Queue::from_raw, no owned queue).
  */
 struct workqueue_struct *rue_alloc_workqueue(const char *name);
 struct workqueue_struct *rue_alloc_unbound_workqueue(const char *name);
+struct workqueue_struct *rue_alloc_percpu_workqueue(const char *name);
 
 /*
  * Charging the calling task's accounted allocations to another memory cgroup:

@@ -10,19 +10,30 @@
 //!   behind another process's work or a destroy. The orders a scope's work needs (a copy after
 //!   the copy into its source, a teardown after the copies that read or fill the scope) are
 //!   kept by [`crate::enabler`] itself, so this queue needs none.
-//! - **faults** (unbound): fault-ins of enable words, which may wait for as long as the page's
-//!   owner makes them (see [`crate::enabler`]). Apart from the other work, and one work item per
-//!   scope, so a slow fault-in delays only its own process's bits.
+//! - **faults** (per-CPU, as upstream's system workqueue): fault-ins of enable words, which may
+//!   wait for as long as the page's owner makes them (see [`crate::enabler`]). Apart from the
+//!   other work, and one work item per scope, so a slow fault-in delays only its own process's
+//!   bits; one that sleeps lets the CPU's pool start another worker. Per-CPU, the fault-in a
+//!   status change queues runs on the changing task's CPU, mostly before that task is back in
+//!   user space; an unbound worker, woken elsewhere, was later three times as often.
 //!
 //! Destroying a workqueue at unload waits for every queued and running item, including items
 //! they queue, so no work function of this module can run after its code is gone. The scopes
 //! queue goes first (a copy may queue fault-ins, a teardown an event's destroy), then the
 //! lifecycle queue, then the fault-ins; no item queues work on an earlier queue.
+//!
+//! Besides the queues, a task may run work of this module before it returns to user space
+//! ([`OnReturn`], `task_work`): the fault-ins of its own enable words after it changed an
+//! event's status. Each such item holds a module reference (so `rmmod` refuses while one is
+//! pending) and drops it as its last step ([`returned`]); the few instructions that run after
+//! that are covered at unload by an RCU Tasks grace period (`synchronize_rcu_tasks`), which ends
+//! only once every task has returned to user space or switched voluntarily since: the
+//! guarantee the kernel's own trampolines rely on.
 
-use crate::bindings;
+use crate::{bindings, task};
 use core::ptr::{null_mut, NonNull};
-use core::sync::atomic::{AtomicPtr, Ordering};
-use kernel::{prelude::*, workqueue::Queue};
+use core::sync::atomic::{AtomicBool, AtomicPtr, Ordering};
+use kernel::{prelude::*, types::Opaque, workqueue::Queue};
 
 static LIFECYCLE: AtomicPtr<bindings::workqueue_struct> = AtomicPtr::new(null_mut());
 static FAULTS: AtomicPtr<bindings::workqueue_struct> = AtomicPtr::new(null_mut());
@@ -47,7 +58,7 @@ unsafe impl Sync for Workqueues {}
 impl Workqueues {
     /// Allocates the three workqueues.
     pub(crate) fn new() -> Result<Self> {
-        let faults = Allocated::unbound(c"rust_user_events_faults")?;
+        let faults = Allocated::percpu(c"rust_user_events_faults")?;
         let lifecycle = Allocated::ordered(c"rust_user_events")?;
         let scopes = Allocated::unbound(c"rust_user_events_scopes")?;
         let (faults, lifecycle, scopes) = (
@@ -77,6 +88,15 @@ impl Allocated {
     fn unbound(name: &'static CStr) -> Result<Self> {
         // SAFETY: `name` is a NUL-terminated string that outlives the queue.
         let wq = unsafe { bindings::rue_alloc_unbound_workqueue(name.as_char_ptr()) };
+        // INVARIANT: Just allocated.
+        NonNull::new(wq).map(Self).ok_or(ENOMEM)
+    }
+
+    /// A per-CPU workqueue (`alloc_workqueue(WQ_PERCPU)`): an item runs on the CPU that queued
+    /// it, in that CPU's worker pool.
+    fn percpu(name: &'static CStr) -> Result<Self> {
+        // SAFETY: `name` is a NUL-terminated string that outlives the queue.
+        let wq = unsafe { bindings::rue_alloc_percpu_workqueue(name.as_char_ptr()) };
         // INVARIANT: Just allocated.
         NonNull::new(wq).map(Self).ok_or(ENOMEM)
     }
@@ -132,7 +152,105 @@ impl Drop for Workqueues {
             destroy(self.lifecycle, &LIFECYCLE);
             destroy(self.faults, &FAULTS);
         }
+        // Every task work item dropped its module reference (the module is unloading); wait
+        // until each has also left its last instructions.
+        if ON_RETURN_USED.load(Ordering::Relaxed) {
+            // SAFETY: Process context (module exit), no lock held.
+            #[cfg(CONFIG_TASKS_RCU)]
+            unsafe {
+                bindings::synchronize_rcu_tasks()
+            };
+            // Without RCU Tasks (C's `synchronize_rcu_tasks` is then `synchronize_rcu`), items
+            // are queued only if the kernel is not preemptible ([`OnReturn::queue`]): a task
+            // then leaves those instructions before it schedules.
+            // SAFETY: As above.
+            #[cfg(not(CONFIG_TASKS_RCU))]
+            unsafe {
+                bindings::synchronize_rcu()
+            };
+        }
     }
+}
+
+/// Set once a task work item was queued ([`OnReturn::queue`]): the unload then waits for RCU Tasks.
+static ON_RETURN_USED: AtomicBool = AtomicBool::new(false);
+
+/// A task work function of this module.
+pub(crate) type OnReturnFn = unsafe extern "C" fn(*mut bindings::callback_head);
+
+/// A task work item (`struct callback_head`), to embed in the object its function works on:
+/// the function receives a pointer to it (`container_of!` through a pointer cast to this
+/// transparent type).
+#[repr(transparent)]
+pub(crate) struct OnReturn(Opaque<bindings::callback_head>);
+
+// SAFETY: The `callback_head` is written only by `OnReturn::queue` and the task work code, while
+// the item is owned by whoever queued it (`OnReturn::queue`'s contract); it holds no reference to
+// the thread that queued it.
+unsafe impl Send for OnReturn {}
+// SAFETY: As above.
+unsafe impl Sync for OnReturn {}
+
+impl OnReturn {
+    /// A task work item not yet queued.
+    pub(crate) const fn new() -> Self {
+        Self(Opaque::uninit())
+    }
+
+    /// Queues `func` to run in the calling task before it returns to user space, with this
+    /// item (`task_work_add`, `TWA_RESUME`), taking a module reference for it. False, and
+    /// nothing queued, if the module is unloading or the task exiting (or the kernel is
+    /// preemptible without RCU Tasks).
+    ///
+    /// # Safety
+    ///
+    /// The item is not queued, stays valid until `func` runs, and is not queued again before
+    /// `func` started; `func` calls [`returned`] as its last step.
+    pub(crate) unsafe fn queue(&self, func: OnReturnFn) -> bool {
+        // A preemptible kernel without RCU Tasks (no tracer, kprobe or BPF trampoline needs
+        // it) could not tell when the last instructions of `func` have run.
+        if cfg!(all(CONFIG_PREEMPTION, not(CONFIG_TASKS_RCU))) {
+            return false;
+        }
+        let module = this_module();
+        // SAFETY: `module` is this module, live while its code runs.
+        if !unsafe { bindings::try_module_get(module) } {
+            return false;
+        }
+        ON_RETURN_USED.store(true, Ordering::Relaxed);
+        let head = self.0.get();
+        // SAFETY: `head` is valid and not queued (the caller's guarantee): `init_task_work`.
+        unsafe { (*head).func = Some(func) };
+        // SAFETY: The calling task is live; `head` stays valid until `func` runs.
+        let ret = unsafe {
+            bindings::task_work_add(
+                task::current(),
+                head,
+                bindings::task_work_notify_mode_TWA_RESUME,
+            )
+        };
+        if ret == 0 {
+            return true;
+        }
+        // SAFETY: The reference taken above, which nothing else holds.
+        unsafe { bindings::module_put(module) };
+        false
+    }
+}
+
+fn this_module() -> *mut bindings::module {
+    <crate::RustUserEvents as kernel::ModuleMetadata>::THIS_MODULE.as_ptr()
+}
+
+/// The last step of a function queued by [`OnReturn::queue`]: drops its module reference.
+///
+/// # Safety
+///
+/// Called once per function [`OnReturn::queue`] queued, as its last step.
+pub(crate) unsafe fn returned() {
+    // SAFETY: The reference `OnReturn::queue` took; the unload waits for the caller's return (see
+    // the module docs).
+    unsafe { bindings::module_put(this_module()) };
 }
 
 /// Borrows a published workqueue; `None` only during module exit, after it drained.
@@ -152,7 +270,7 @@ pub(crate) fn scopes() -> Option<&'static Queue> {
     queue(&SCOPES)
 }
 
-/// The unbound fault-in workqueue.
+/// The per-CPU fault-in workqueue.
 pub(crate) fn faults() -> Option<&'static Queue> {
     queue(&FAULTS)
 }

@@ -56,13 +56,20 @@
 //! absent or still shared copy-on-write, REG and UNREG fault it in themselves outside
 //! `event_mutex` and retry, at most [`MAX_ATTEMPTS`] times. A status change or a fork copy
 //! instead queues the enabler on its scope's fault list (at most once: the list tracks
-//! membership) and the scope's fault work on the unbound fault workqueue, apart from the
-//! copies and teardowns. A scope's fault-ins run one at a time, so a fault-in that blocks (a
-//! page of the process's own FUSE file, say) holds one worker and that process's own bits only.
-//! REG and UNREG fault in as upstream does, killably (`fixup_user_fault` with `unlocked`), but
-//! first before taking `reg_mutex` ([`prefault`]), so a fault that blocks holds no lock other
-//! programs need; the fault workers pass no `unlocked` and never wait for a userfaultfd
-//! handler.
+//! membership), and the list is drained by one of two:
+//!
+//! - the task that changed the status, before it returns to user space (`task_work`,
+//!   [`Scope::fault_in_on_return`]), when the scope's address space is its own: a program that
+//!   enables its own event sees the bit as soon as its write to `enable` returns, where
+//!   upstream's worker often has not run yet;
+//! - otherwise the scope's fault work, on the per-CPU fault workqueue (as upstream's system
+//!   workqueue), apart from the copies and teardowns.
+//!
+//! A scope has one fault work item, so a fault-in that blocks (a page of the process's own FUSE
+//! file, say) holds one worker, or the process's own task, and that process's own bits only. REG and UNREG fault in as upstream does, killably
+//! (`fixup_user_fault` with `unlocked`), but first before taking `reg_mutex` ([`prefault`]), so
+//! a fault that blocks holds no lock other programs need; the drains pass no `unlocked` and
+//! never wait for a userfaultfd handler.
 //!
 //! # Locking
 //!
@@ -80,7 +87,7 @@ use crate::{
 use core::{
     ptr::{null_mut, NonNull},
     sync::atomic::{
-        AtomicBool, AtomicU32, AtomicU64,
+        AtomicBool, AtomicPtr, AtomicU32, AtomicU64,
         Ordering::{Acquire, Relaxed, Release},
     },
 };
@@ -190,6 +197,10 @@ pub(crate) struct Scope {
     teardown_work: Work<Scope, 2>,
     #[pin]
     fault_work: Work<Scope, 3>,
+    /// The task whose return to user space runs the scope's fault-ins, while `own_work` is
+    /// queued on it ([`Scope::fault_in_on_return`]); null otherwise.
+    own_task: AtomicPtr<bindings::task_struct>,
+    own_work: deferred::OnReturn,
 }
 
 kernel::impl_has_work! {
@@ -226,6 +237,8 @@ impl Scope {
                 copy_work <- new_work!("Scope::copy_work"),
                 teardown_work <- new_work!("Scope::teardown_work"),
                 fault_work <- new_work!("Scope::fault_work"),
+                own_task: AtomicPtr::new(null_mut()),
+                own_work: deferred::OnReturn::new(),
             }),
             flags,
         )
@@ -375,6 +388,38 @@ impl Scope {
         }
     }
 
+    /// Has the calling task run the scope's fault-ins before it returns to user space, if the
+    /// scope's address space is its own: a status change that some enable words of the task's
+    /// own process need faulted in first (a page still shared copy-on-write after a fork, say)
+    /// then reaches them before the write to `enable` (or the `perf_event_open`, the BPF
+    /// attachment) returns, where a worker would finish moments later. False if the fault-ins
+    /// must go to the worker instead: another task's address space, already queued on another
+    /// task, or a task or module on its way out.
+    fn fault_in_on_return(self: &Arc<Self>) -> bool {
+        if !is_current(&self.mm) {
+            return false;
+        }
+        let me = task::current();
+        if let Err(queued) = self
+            .own_task
+            .compare_exchange(null_mut(), me, Acquire, Relaxed)
+        {
+            // Queued on this task already: its run drains the list this enabler is on.
+            return queued == me;
+        }
+        let scope = Arc::into_raw(self.clone());
+        // SAFETY: `own_work` is not queued: `own_task` was null, and is set to null only by
+        // `faults_on_return`, after `task_work_run` dequeued it. `faults_on_return` takes the
+        // reference just leaked and calls `deferred::returned` last.
+        if unsafe { self.own_work.queue(faults_on_return) } {
+            return true;
+        }
+        // SAFETY: The reference leaked above, not queued.
+        drop(unsafe { Arc::from_raw(scope) });
+        self.own_task.store(null_mut(), Release);
+        false
+    }
+
     /// Keeps `node`, an unused node for an event's entry in [`FOLLOWERS`], for the scope's next
     /// REG, unless the scope has one already.
     fn keep_spare(&self, held: &mut Held, node: Option<FollowersNode>) {
@@ -501,24 +546,55 @@ impl WorkItem<3> for Scope {
     type Pointer = Arc<Scope>;
 
     fn run(scope: Arc<Scope>) {
-        loop {
-            let Some(e) = scope.fork.lock().faults.pop_front() else {
-                return;
-            };
-            let e = e.into_arc();
-            if !e.is_alive() {
-                continue;
-            }
-            let faulted = fault_in(&scope.mm, e.addr, Wait::Never);
-            let held = Held::lock();
-            if faulted.is_err() || !e.is_alive() {
-                continue;
-            }
-            // A requeue goes on the fault list this loop drains; the work stays queued or
-            // running.
-            write_or_queue(e.as_arc_borrow(), false);
-            drop(held);
+        drain_faults(&scope);
+    }
+}
+
+/// The scope's fault-ins, in the task that changed an event's status, before it returns to user
+/// space ([`Scope::fault_in_on_return`]).
+///
+/// # Safety
+///
+/// `head` is the `own_work` of a scope, queued by [`Scope::fault_in_on_return`], which leaked a
+/// reference on the scope for it.
+unsafe extern "C" fn faults_on_return(head: *mut bindings::callback_head) {
+    // SAFETY: `head` is the `own_work` field of a scope (`OnReturn` is transparent), which the
+    // reference `fault_in_on_return` leaked keeps alive; that reference is taken back here.
+    let scope = unsafe {
+        Arc::from_raw(kernel::container_of!(
+            head.cast::<deferred::OnReturn>(),
+            Scope,
+            own_work
+        ))
+    };
+    // Dequeued by `task_work_run`: a fault queued from now on queues `own_work` again.
+    scope.own_task.store(null_mut(), Release);
+    drain_faults(&scope);
+    drop(scope);
+    // SAFETY: The last step of a function `OnReturn::queue` queued.
+    unsafe { deferred::returned() };
+}
+
+/// Runs the scope's pending fault-ins: faults each word in (never waiting for a userfaultfd
+/// handler) and writes its event's current state into it.
+fn drain_faults(scope: &Scope) {
+    loop {
+        let Some(e) = scope.fork.lock().faults.pop_front() else {
+            return;
+        };
+        let e = e.into_arc();
+        if !e.is_alive() {
+            continue;
         }
+        let faulted = fault_in(&scope.mm, e.addr, Wait::Never);
+        let held = Held::lock();
+        if faulted.is_err() || !e.is_alive() {
+            continue;
+        }
+        // A requeue goes on the fault list this loop drains, or a later one: the work stays
+        // queued or running, `own_work` is queued again.
+        write_or_queue(e.as_arc_borrow(), false);
+        drop(held);
     }
 }
 
@@ -740,6 +816,9 @@ fn queue_fault(e: ArcBorrow<'_, Enabler>) {
         return;
     };
     e.scope.fork.lock().faults.push_back(item);
+    if e.scope.fault_in_on_return() {
+        return;
+    }
     // Already queued or running is fine: the work drains the list.
     if let Some(queue) = deferred::faults() {
         let _ = queue.enqueue::<Arc<Scope>, 3>(e.scope.clone());

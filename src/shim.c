@@ -296,6 +296,11 @@ struct workqueue_struct *rue_alloc_unbound_workqueue(const char *name)
 	return alloc_workqueue("%s", WQ_UNBOUND, 0, name);
 }
 
+struct workqueue_struct *rue_alloc_percpu_workqueue(const char *name)
+{
+	return alloc_workqueue("%s", WQ_PERCPU, 0, name);
+}
+
 struct mem_cgroup *rue_charge_begin(struct mm_struct *mm, struct mem_cgroup **memcg)
 {
 	*memcg = get_mem_cgroup_from_mm(mm);

@@ -15,7 +15,11 @@
  *     20 children, another process's child registers at once, without waiting for their copies;
  *   - reg_behind_a_blocked_fault_waits_alone_and_is_killable: a REG whose enable word is behind
  *     a userfaultfd nobody serves waits in the fault (as upstream's), others register meanwhile,
- *     and a SIGKILL ends it.
+ *     and a SIGKILL ends it;
+ *   - status_after_fork_reaches_the_togglers_own_word: with the word's page shared copy-on-write
+ *     by a fork before each of 500 enables and 500 disables, the bit already shows the new
+ *     state when the process's own write to `enable` returns; toggled by another process, it
+ *     shows it within a bound (and how often it did at once is printed).
  * Every wait is bounded: a hang fails the test instead of the VM. Every bound is written for the
  * machine the tests were written on and scaled by the slowness this run measures (rue_bound_ms()
  * in rue_helpers.h; rue_wait_until() scales its own), and the exit of the 100,000-enabler
@@ -1298,6 +1302,123 @@ TEST_F_TIMEOUT(enabler, reg_behind_a_blocked_fault_waits_alone_and_is_killable, 
 	close(uffd);
 	close(back);
 	EXPECT_TRUE(event_gone_within(BF_EVENT, rue_bound_ms(10000), &took, &r));
+}
+
+/* -------------------------------------------------------------------------------------------- */
+/* 7. status changes after fork */
+
+#define TF_EVENT "__rue_en_tf"
+#define TF_ROUNDS 500
+#define TF_LIMIT_MS 2000	/* a status change reaches the word within this */
+
+/* The toggler: sets the event's state to each byte it reads ('1', '0'), answers 'k' or 'e'. */
+static int tf_toggler(int cmd, int back)
+{
+	char val[2] = { 0 };
+
+	die_with_parent();
+	while (read(cmd, val, 1) == 1)
+		if (send_byte(back, rue_set_enable(TF_EVENT, val) ? 'e' : 'k'))
+			return 1;
+	return 0;
+}
+
+/*
+ * 2 * TF_ROUNDS status changes, each after a fork that leaves @word's page shared copy-on-write
+ * (so the bit can only be written once the page is faulted in), made by this process (@cmd -1)
+ * or by the toggler on @cmd/@back. Counts the changes the word did not show as soon as the write
+ * to `enable` returned in @late; -1 if a change failed or did not reach the word within the
+ * bound.
+ */
+static int tf_rounds(volatile __u32 *word, int cmd, int back, int *late)
+{
+	int i, hold[2], status;
+
+	*late = 0;
+	if (pipe(hold))
+		return -1;
+	for (i = 0; i < 2 * TF_ROUNDS; i++) {
+		const char *val = i % 2 ? "0" : "1";
+		__u32 want = i % 2 ? 0 : 1;
+		int ok, seen;
+		char c;
+		pid_t child = fork();
+
+		if (child < 0)
+			return -1;
+		if (child == 0) {
+			/* Holds the page shared until the round is over. */
+			ok = read(hold[0], &c, 1);
+			_exit(ok == 1 ? 0 : 1);
+		}
+		if (cmd < 0)
+			ok = !rue_set_enable(TF_EVENT, val);
+		else
+			ok = !send_byte(cmd, *val) && read_byte(back, rue_bound_ms(TF_LIMIT_MS)) == 'k';
+		seen = (*word & 1) == want;
+		*late += !seen;
+		if (ok && !seen)
+			ok = wait_bits(word, 1, want, TF_LIMIT_MS);
+		if (send_byte(hold[1], 'x') || waitpid(child, &status, 0) != child || !ok) {
+			close(hold[0]);
+			close(hold[1]);
+			return -1;
+		}
+	}
+	close(hold[0]);
+	close(hold[1]);
+	return 0;
+}
+
+/*
+ * Upstream writes an enable bit whose page must be faulted in from a worker, after the status
+ * change returned. The module does it before the changing task returns to user space when the
+ * word is in its own address space (task_work), so a program that enables its own event, as
+ * upstream's abi_test forks does, sees the bit at once. For another process's word it stays a
+ * worker's job: the bit shows the change within a bound.
+ */
+TEST_F_TIMEOUT(enabler, status_after_fork_reaches_the_togglers_own_word, 600)
+{
+	int cmd[2], back[2], fd, late, status;
+	volatile __u32 *word;
+	pid_t toggler;
+
+	/* Forked before the REG: the toggler has no scope and no enablers. */
+	ASSERT_EQ(0, pipe(cmd));
+	ASSERT_EQ(0, pipe(back));
+	toggler = fork();
+	ASSERT_NE(-1, toggler);
+	if (toggler == 0) {
+		close(cmd[1]);
+		close(back[0]);
+		_exit(tf_toggler(cmd[0], back[1]));
+	}
+	close(cmd[0]);
+	close(back[1]);
+
+	/* Private memory, on a page of its own: a fork leaves it copy-on-write. */
+	word = mmap(NULL, RUE_PAGE_SIZE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, word);
+	*word = 0;
+	fd = open(DATA_FILE, O_RDWR);
+	ASSERT_NE(-1, fd);
+	ASSERT_EQ(0, rue_reg_word(fd, TF_EVENT " u32 x", word, 0));
+
+	ASSERT_EQ(0, tf_rounds(word, -1, -1, &late));
+	ksft_print_msg("%s: own changes not yet in the word when the write returned: %d of %d\n",
+		       TF_EVENT, late, 2 * TF_ROUNDS);
+	EXPECT_EQ(0, late);
+
+	ASSERT_EQ(0, tf_rounds(word, cmd[1], back[0], &late));
+	ksft_print_msg("%s: another process's changes not yet in the word when its write returned: %d of %d\n",
+		       TF_EVENT, late, 2 * TF_ROUNDS);
+
+	close(cmd[1]);
+	EXPECT_EQ(1, wait_pid_ms(toggler, rue_bound_ms(10000), &status));
+	close(back[0]);
+	EXPECT_EQ(0, rue_unreg(fd, word, 0));
+	close(fd);
+	munmap((void *)word, RUE_PAGE_SIZE);
 }
 
 TEST_HARNESS_MAIN
