@@ -20,7 +20,8 @@ use kernel::prelude::*;
 
 /// A task leaves its scope (exec or exit).
 fn task_gone(task: *mut bindings::task_struct) {
-    if scope::any() {
+    // `task` is the calling task.
+    if scope::may_have(task) {
         scope::on_task_gone(task);
     }
 }
@@ -67,7 +68,7 @@ unsafe extern "C" fn newtask_probe(
     task: *mut bindings::task_struct,
     clone_flags: u64,
 ) {
-    if scope::any() {
+    if scope::may_have(crate::task::current()) {
         // Threads, vfork and posix_spawn children join the parent's scope; other children get
         // a snapshot of it.
         scope::on_newtask(task, clone_flags & CLONE_VM != 0);

@@ -15,7 +15,10 @@
 //! child can run and register.
 //!
 //! Locking and allocation: one spinlock (`TASKS`) protects the map; every operation under it is
-//! a lookup, insertion or removal, logarithmic in the number of tasks that have a scope. Nodes
+//! a lookup, insertion or removal, logarithmic in the number of tasks that have a scope. The
+//! fork, exec and exit of a task that has no scope take no lock: upstream tests the task's own
+//! pointer, and the probes here first test a counter of tasks in the map that hash to the same
+//! one of [`SLOTS`] slots ([`may_have`]), which is zero for almost every such task. Nodes
 //! and scopes are allocated before it is taken: in process context (REG) with
 //! `GFP_KERNEL_ACCOUNT`, in the fork probe, which runs in atomic context, with `GFP_NOWAIT`,
 //! charged to the forker's memory cgroup (`__GFP_ACCOUNT`). A
@@ -25,7 +28,7 @@
 use crate::{bindings, enabler::Scope, task};
 use core::{
     ptr::NonNull,
-    sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed},
+    sync::atomic::{AtomicU32, AtomicU64, Ordering::Relaxed},
 };
 use kernel::{
     alloc::flags::{__GFP_NOWARN, GFP_KERNEL, GFP_KERNEL_ACCOUNT, GFP_NOWAIT},
@@ -49,8 +52,20 @@ kernel::sync::global_lock! {
 /// `user_events_stats`).
 pub(crate) static SCOPE_JOIN_FAILED: AtomicU64 = AtomicU64::new(0);
 
-/// True while any task has a scope: the probes skip all work otherwise.
-static ANY: AtomicBool = AtomicBool::new(false);
+/// Slots of [`PRESENT`]; a power of two.
+const SLOTS: usize = 4096;
+
+/// For each slot, how many tasks in the map hash to it ([`slot`]); changed under `TASKS`. A
+/// zero tells a probe, without the lock, that its task has no scope.
+static PRESENT: [AtomicU32; SLOTS] = [const { AtomicU32::new(0) }; SLOTS];
+
+/// The slot of `task` in [`PRESENT`]: the high bits of a multiplicative hash of its address.
+fn slot(task: usize) -> &'static AtomicU32 {
+    // CAST: `usize` is 64 bits on the architectures the module builds for.
+    let hash = (task as u64 >> 6).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    // CAST: Shifted to the top log2(SLOTS) bits: below `SLOTS`.
+    &PRESENT[(hash >> (64 - SLOTS.trailing_zeros())) as usize]
+}
 
 /// Initialises the map's lock; called once by module init, before the probes that use it are
 /// attached.
@@ -59,9 +74,13 @@ pub(crate) fn init() {
     unsafe { TASKS.init() };
 }
 
-/// True if any task has a scope (may be stale; only used to skip work).
-pub(crate) fn any() -> bool {
-    ANY.load(Relaxed)
+/// False if `task` has no scope, without taking the map's lock; true if it may have one.
+///
+/// Exact for the calling task and for a task being created by it (the probes' only uses): only
+/// a task itself (REG) and its creator before it first runs (the fork probe) enter it, and only
+/// the task itself removes it (exec, exit), so no change of its own count can race the check.
+pub(crate) fn may_have(task: *mut bindings::task_struct) -> bool {
+    slot(task as usize).load(Relaxed) != 0
 }
 
 fn current_task() -> usize {
@@ -76,11 +95,14 @@ fn scope_of(task: usize) -> Option<Arc<Scope>> {
 /// task is entered once), to be dropped after unlocking.
 fn join(
     map: &mut Map,
+    task: usize,
     node: RBTreeNode<usize, Arc<Scope>>,
 ) -> Option<RBTreeNode<usize, Arc<Scope>>> {
     let tasks = map.get_or_insert_with(RBTree::new);
     let old = tasks.insert(node);
-    ANY.store(true, Relaxed);
+    if old.is_none() {
+        slot(task).fetch_add(1, Relaxed);
+    }
     old
 }
 
@@ -99,7 +121,7 @@ pub(crate) fn current_or_create() -> Result<Arc<Scope>> {
     // Nobody else enters the running task (the fork probe enters children before they run), so
     // no entry for it can have appeared meanwhile.
     scope.tasks.fetch_add(1, Relaxed);
-    let old = join(&mut TASKS.lock(), node);
+    let old = join(&mut TASKS.lock(), task, node);
     drop(old);
     Ok(scope)
 }
@@ -127,7 +149,7 @@ pub(crate) fn on_newtask(child: *mut bindings::task_struct, clone_vm: bool) {
         let old = {
             let mut map = TASKS.lock();
             parent.tasks.fetch_add(1, Relaxed);
-            join(&mut map, node)
+            join(&mut map, child as usize, node)
         };
         drop(old);
         return;
@@ -152,7 +174,7 @@ pub(crate) fn on_newtask(child: *mut bindings::task_struct, clone_vm: bool) {
     let old = {
         let mut map = TASKS.lock();
         scope.tasks.fetch_add(1, Relaxed);
-        join(&mut map, node)
+        join(&mut map, child as usize, node)
     };
     drop(old);
     scope.queue_copy();
@@ -168,9 +190,7 @@ pub(crate) fn on_task_gone(task: *mut bindings::task_struct) {
         let Some(scope) = tasks.remove(&(task as usize)) else {
             return;
         };
-        if tasks.is_empty() {
-            ANY.store(false, Relaxed);
-        }
+        slot(task as usize).fetch_sub(1, Relaxed);
         let last = scope.tasks.fetch_sub(1, Relaxed) == 1;
         (scope, last)
     };
@@ -185,6 +205,5 @@ pub(crate) fn on_task_gone(task: *mut bindings::task_struct) {
 /// load; fork copies and teardowns still queued hold their own scope references.
 pub(crate) fn free_map() {
     let map = TASKS.lock().take();
-    ANY.store(false, Relaxed);
     drop(map);
 }
