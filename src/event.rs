@@ -392,7 +392,8 @@ impl UserEvent {
     }
 
     /// Initialises the C objects with `callbacks` and defines the fields; the event is not
-    /// yet known to the tracing core.
+    /// yet known to the tracing core. If a field cannot be defined, those defined before it are
+    /// freed again.
     ///
     /// # Safety
     ///
@@ -443,9 +444,42 @@ impl UserEvent {
                     bindings::FILTER_OTHER as c_int,
                 )
             };
-            kernel::error::to_result(ret)?;
+            if let Err(e) = kernel::error::to_result(ret) {
+                // SAFETY: Still unknown to the core; the field list was initialised above.
+                unsafe { Self::free_fields(this) };
+                return Err(e);
+            }
         }
         Ok(())
+    }
+
+    /// Frees the fields [`UserEvent::init_c_objects`] defined, for an event whose registration
+    /// failed before the tracing core knew it: the core frees them only when it removes an event
+    /// (`trace_destroy_fields`, which a module cannot call).
+    ///
+    /// # Safety
+    ///
+    /// `this` must be a leaked, pinned `KBox<UserEvent>` whose C objects were initialised and
+    /// that the core does not know.
+    pub(crate) unsafe fn free_fields(this: NonNull<Self>) {
+        // SAFETY: Exclusively owned per the safety requirements.
+        let ev = unsafe { this.as_ref() };
+        // SAFETY: The class is initialised; its field list is the event's own.
+        let head = unsafe { &raw mut (*ev.class.get()).fields };
+        loop {
+            // SAFETY: `head` is an initialised list, changed by nobody else.
+            let link = unsafe { (*head).next };
+            if link == head {
+                return;
+            }
+            // SAFETY: Every entry but the head is the `link` of a field `trace_define_field`
+            // allocated (from the core's field cache: `kfree` frees any slab object).
+            unsafe {
+                let field = kernel::container_of!(link, bindings::ftrace_event_field, link);
+                bindings::rue_list_del_init(link);
+                bindings::kfree(field.cast());
+            }
+        }
     }
 
     /// Takes a reference.

@@ -351,6 +351,8 @@ unsafe fn add_to_core(this: NonNull<UserEvent>, held: &mut Held) -> Result {
     let call = ev.call();
     // SAFETY: `call.event` is initialised with our print callbacks.
     if unsafe { bindings::register_trace_event(&raw mut (*call).event) } == 0 {
+        // SAFETY: Initialised above, unknown to the core.
+        unsafe { UserEvent::free_fields(this) };
         return Err(ENODEV);
     }
     // SAFETY: `event_mutex` is held (`held`), as `trace_add_event_call` requires; the call
@@ -358,8 +360,11 @@ unsafe fn add_to_core(this: NonNull<UserEvent>, held: &mut Held) -> Result {
     // user_events_data but not create tracefs entries still create them, as upstream.
     let ret = with_root_fsuid(|| unsafe { bindings::trace_add_event_call(call) });
     if ret != 0 {
-        // SAFETY: Registered just above and not yet added.
-        unsafe { bindings::unregister_trace_event(&raw mut (*call).event) };
+        // SAFETY: Registered just above and not yet added; then unknown to the core.
+        unsafe {
+            bindings::unregister_trace_event(&raw mut (*call).event);
+            UserEvent::free_fields(this);
+        }
         return Err(Error::from_errno(ret));
     }
     if let Some(link) = STATE.get(held).dyn_link {
