@@ -86,7 +86,7 @@ impl Consumer {
                     return None;
                 }
                 // Its triggers run on every write, recorded or not.
-                if flags & bindings::EVENT_FILE_FL_TRIGGER_MODE as c_ulong != 0 {
+                if has_triggers(flags) {
                     return Some(Recorder::Ftrace(file, flags));
                 }
                 if flags & bindings::EVENT_FILE_FL_SOFT_DISABLED as c_ulong != 0 {
@@ -657,6 +657,33 @@ unsafe fn this_cpu_set(flag: *mut bool) {
         if let Some(flag) = per_cpu_ptr(flag, cpu) {
             flag.write(true);
         }
+    }
+}
+
+/// True if an ftrace file with these `flags` has triggers that run on every write
+/// (`EVENT_FILE_FL_TRIGGER_MODE`).
+#[inline(always)]
+pub(crate) fn has_triggers(flags: c_ulong) -> bool {
+    flags & bindings::EVENT_FILE_FL_TRIGGER_MODE as c_ulong != 0
+}
+
+/// Runs the unconditional triggers of an ftrace consumer, if it is enabled and has any, for a
+/// write that records nothing ([`crate::write`]).
+///
+/// # Safety
+///
+/// As [`ftrace_record`].
+#[cold]
+pub(crate) unsafe fn run_triggers(file: *mut bindings::trace_event_file) {
+    if file.is_null() {
+        return;
+    }
+    // SAFETY: `file` is the live ftrace file the probe was registered with.
+    let flags = unsafe { (*file).flags };
+    if flags & bindings::EVENT_FILE_FL_ENABLED as c_ulong != 0 && has_triggers(flags) {
+        // SAFETY: As above. Whether the file is soft-disabled does not matter: nothing is
+        // recorded either way.
+        let _ = unsafe { bindings::rue_trace_trigger_soft_disabled(file) };
     }
 }
 

@@ -414,8 +414,13 @@ unsafe fn copy_validate_dispatch(
         // validated there; a record that fails is discarded unseen.
         // The file may still decline once asked (a pid filter that leaves this task out, a
         // full or recursing buffer): then nothing was copied, and the payload is faulted in as
-        // when nobody records, so an unreadable one is `EFAULT` as upstream's.
-        (Some(Recorder::Ftrace(file, flags)), None) if probes::can_discard() => {
+        // when nobody records, so an unreadable one is `EFAULT` as upstream's. A file with
+        // triggers takes the path below: its triggers run when its record is reserved, which
+        // must happen once per write, and here a payload page that is not present yet means
+        // a second reservation after the fault-in.
+        (Some(Recorder::Ftrace(file, flags)), None)
+            if probes::can_discard() && !probes::has_triggers(flags) =>
+        {
             let mut core = probes::CoreRoom::uninit();
             // SAFETY: Under the read lock with preemption disabled (`guard`); `file` is what the
             // ftrace registration passed, `flags` what `recorder` just read from it; the record
@@ -459,7 +464,13 @@ unsafe fn copy_validate_dispatch(
     let record = &mut scratch.record[..HEADER + payload];
     record[..HEADER].fill(0);
     // SAFETY: `record` holds the header and `payload` bytes; `src` holds them.
-    unsafe { copy_and_validate(event, record, src, guard) }?;
+    if let Err(e) = unsafe { copy_and_validate(event, record, src, guard) } {
+        if matches!(e, NotRecorded::Failed(_)) {
+            // SAFETY: Under the tracepoint read lock with preemption disabled (`guard`).
+            unsafe { invalid_payload_triggers(tp, guard) };
+        }
+        return Err(e);
+    }
     let data = &record[HEADER..];
     let mut faulted = false;
     // SAFETY: As above.
@@ -482,6 +493,24 @@ unsafe fn copy_validate_dispatch(
         Err(NotRecorded::Failed(EFAULT))
     } else {
         Ok(())
+    }
+}
+
+/// A payload that failed validation is recorded by nobody, but upstream's ftrace probe runs a
+/// file's unconditional triggers before it copies and validates: they run once for it here too,
+/// as they do when one ftrace file alone records (its record is reserved, then discarded).
+///
+/// # Safety
+///
+/// `tp` is the registered event's tracepoint, `guard` the write section that read it.
+#[cold]
+unsafe fn invalid_payload_triggers(tp: *mut bindings::tracepoint, guard: &WriteGuard) {
+    // SAFETY: Under the read lock with preemption disabled (`guard`).
+    for probe in unsafe { guard.probes(tp) } {
+        if let Consumer::Ftrace(file) = Consumer::of(probe) {
+            // SAFETY: As above; `file` is what the ftrace registration passed.
+            unsafe { probes::run_triggers(file) };
+        }
     }
 }
 

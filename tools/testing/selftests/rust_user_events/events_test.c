@@ -30,6 +30,7 @@
 
 #include "kselftest_harness.h"
 #include "rue_helpers.h"
+#include "rue_perf.h"
 
 #define TRACEFS "/sys/kernel/tracing/"
 #define DATA_FILE TRACEFS "user_events_data"
@@ -430,6 +431,96 @@ TEST_F(ev, failed_writes_leave_no_record_filtered_or_not)
 	EXPECT_EQ(0, unreg_event(self->fd, &self->check, 0));
 	close(fd);
 	munmap(pages, 2 * page);
+}
+
+/* What the event's trigger file says of its "snapshot:N" trigger: N now, or -1. */
+static int snapshot_count(const char *event)
+{
+	char path[256], buf[256];
+	const char *at;
+
+	snprintf(path, sizeof(path), TRACEFS "events/user_events/%s/trigger", event);
+	if (read_file(path, buf, sizeof(buf)) <= 0)
+		return -1;
+	at = strstr(buf, "snapshot:count=");
+	return at ? atoi(at + strlen("snapshot:count=")) : -1;
+}
+
+/*
+ * An event's unconditional triggers run once per write, before the payload is copied, as
+ * upstream's ftrace probe runs them: also when the payload's page was not present yet (the
+ * write path copies with page faults disabled, faults the page in and copies again), and also
+ * when the payload fails validation, with one consumer or with several. A counted snapshot
+ * trigger counts its runs (stacktrace and traceoff run after a record is committed, a counted
+ * enable_event only when it changes something).
+ */
+TEST_F(ev, triggers_run_once_per_write)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	struct {
+		__u32 loc;
+		char data[8];
+	} __attribute__((packed)) rec = { 0 };
+	struct perf_handle perf = { .fd = -1 };
+	struct iovec io[2];
+	__u32 idx = 9;
+	int fd, consumers, want = 50;
+	void *mapped;
+
+	if (access(TRACEFS "snapshot", F_OK))
+		SKIP(return, "the kernel has no snapshot trigger (CONFIG_TRACER_SNAPSHOT)");
+	ASSERT_EQ(0, reg_event(self->fd, "__rue_tg __rel_loc char[] s", &self->check, 4, 0, 0,
+			       &idx));
+	ASSERT_EQ(0, write_file(TRACEFS "events/user_events/__rue_tg/trigger", "snapshot:50"));
+	ASSERT_EQ(0, write_file(TRACEFS "events/user_events/__rue_tg/enable", "1"));
+	ASSERT_EQ(want, snapshot_count("__rue_tg"));
+	io[0].iov_base = &idx;
+	io[0].iov_len = sizeof(idx);
+	io[1].iov_len = sizeof(rec);
+	fd = memfd_create("rue_payload", 0);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, ftruncate(fd, page));
+	for (consumers = 1; consumers <= 2; consumers++) {
+		if (consumers == 2)
+			ASSERT_EQ(0, perf_open(&perf, "__rue_tg", 0, -1, 0));
+
+		/* Valid. */
+		rec.loc = 5 << 16;
+		memcpy(rec.data, "good", 5);
+		io[1].iov_base = &rec;
+		EXPECT_EQ(sizeof(idx) + sizeof(rec), writev(self->fd, io, 2));
+		EXPECT_EQ(--want, snapshot_count("__rue_tg")) TH_LOG("%d consumers", consumers);
+
+		/* Valid, from a page of a file this process has not touched: not present. */
+		ASSERT_EQ((ssize_t)sizeof(rec), pwrite(fd, &rec, sizeof(rec), 0));
+		mapped = mmap(NULL, page, PROT_READ, MAP_SHARED, fd, 0);
+		ASSERT_NE(MAP_FAILED, mapped);
+		io[1].iov_base = mapped;
+		EXPECT_EQ(sizeof(idx) + sizeof(rec), writev(self->fd, io, 2));
+		munmap(mapped, page);
+		EXPECT_EQ(--want, snapshot_count("__rue_tg"))
+			TH_LOG("%d consumers, a page not present", consumers);
+
+		/* Invalid: no NUL in the string. */
+		memset(rec.data, 'A', sizeof(rec.data));
+		rec.loc = 8 << 16;
+		io[1].iov_base = &rec;
+		EXPECT_EQ(-1, writev(self->fd, io, 2));
+		EXPECT_EQ(EFAULT, errno);
+		EXPECT_EQ(--want, snapshot_count("__rue_tg"))
+			TH_LOG("%d consumers, a payload that fails validation", consumers);
+	}
+	perf_close(&perf);
+	close(fd);
+	ASSERT_EQ(0, write_file(TRACEFS "events/user_events/__rue_tg/enable", "0"));
+	ASSERT_EQ(0, write_file(TRACEFS "events/user_events/__rue_tg/trigger", "!snapshot"));
+	/* Frees the snapshot buffer the trigger allocated. */
+	ASSERT_EQ(0, write_file(TRACEFS "snapshot", "0"));
+	EXPECT_EQ(0, unreg_event(self->fd, &self->check, 0));
+	/* Deleted once unused: the trigger's removal is synchronised, the file closed. */
+	close(self->fd);
+	self->fd = open(DATA_FILE, O_RDWR);
+	EXPECT_TRUE(gone_within(TRACEFS "events/user_events/__rue_tg", 10000));
 }
 
 /*
