@@ -80,12 +80,11 @@ fi
 	done
 	# A failed module_test may leave the module unloaded; later programs need it.
 	echo "grep -q '^rust_user_events ' /proc/modules || insmod /rue/rust_user_events.ko"
-	# The syscall fuzzer, with a new seed each run (printed first; `make fuzz FUZZ_SEED=N`
-	# repeats it): 60 s, then 30 s failing allocations in its module calls (-f, a skip on a
-	# kernel without fault injection). Without its trigger operation here: an open finding
-	# (Documentation/design.md, "The test VM"); `make fuzz` runs every operation.
-	echo "rue-run fuzz_test fuzz_test -t 60 -x TRIGGER"
-	echo "rue-run 'fuzz_test faults' fuzz_test -t 30 -f 3 -x TRIGGER"
+	# The syscall fuzzer, every operation, with a new seed each run (printed first; `make fuzz
+	# FUZZ_SEED=N` repeats it): 60 s, then 30 s failing allocations in its module calls (-f, a
+	# skip on a kernel without fault injection).
+	echo "rue-run fuzz_test fuzz_test -t 60"
+	echo "rue-run 'fuzz_test faults' fuzz_test -t 30 -f 3"
 	grep -Ev '^#|^$' "$top/tools/testing/upstream-pass.txt" | while read -r prog test; do
 		echo "rue-run 'upstream $prog' $prog -t $test"
 	done
@@ -113,8 +112,21 @@ suite() {
 
 case " $kernels " in
 *" test "*)
+	# A build that resolves a wrong kernel symbol, which module_test loads and the symbol
+	# checks must refuse; renamed, so that it is not the loaded module to the kernel.
+	ws="$build/wrong-symbol"
+	rm -rf "$ws" && mkdir -p "$ws/extra"
+	if bash "$top/tools/debian/stage-sources.sh" "$ws/src" &&
+		make -C "$kdir" M="$ws/src" LLVM=-19 RUE_WRONG_SYMBOL=1 modules >"$ws/build.log" 2>&1; then
+		perl -pe 's/rust_user_events/rust_user_wsym00/g' "$ws/src/rust_user_events.ko" \
+			>"$ws/extra/rust_user_wsym00.ko"
+	else
+		tail -n 20 "$ws/build.log"
+		echo "FAIL guest: the build with a wrong symbol did not build"
+		failed=$((failed + 1))
+	fi
 	suite "test kernel ($(basename "$kdir"))" test --kdir "$kdir" --module "$top/rust_user_events.ko" \
-		--add "$build/guest"
+		--add "$build/guest" --add "$ws/extra"
 	;;
 esac
 

@@ -162,6 +162,12 @@ struct shared {
 	uint64_t ok[NOPS];
 	uint64_t err[NOPS][NERR];
 	uint64_t fault_armed;
+	/*
+	 * The id fz_N had when an enable_event/disable_event trigger on it was last set
+	 * (0: never): a trigger left at the end whose target's id changed since was set on
+	 * an event deleted and re-created under it.
+	 */
+	int trigger_target_id[NNAMES];
 	int stop;
 	struct wslot w[MAX_WORKERS];
 };
@@ -1487,18 +1493,53 @@ static long op_ftrace(struct tctx *t)
 	return write_str(path, O_TRUNC, chance(t, 50) ? "2" : "x", 1);
 }
 
+/* The id of user_events/fz_@n (its tracefs "id"), or 0. */
+static int fz_id(unsigned int n)
+{
+	char path[160], buf[32];
+
+	snprintf(path, sizeof(path), TRACEFS "events/user_events/fz_%u/id", n);
+	return read_file(path, buf, sizeof(buf)) > 0 ? atoi(buf) : 0;
+}
+
 /* enable_event/disable_event, stacktrace and hist triggers, set or removed. */
 static long op_trigger(struct tctx *t)
 {
 	char dir[160], path[300], text[200];
 	const char *base = chance(t, 70) ? TRACEFS : INSTANCE_DIR;
 	int remove = chance(t, 45);
+	const char *trigger = triggers[rnd(t, NTRIGGERS)];
+	unsigned int target = rnd(t, NNAMES);
+	long ret;
 
 	pick_event_dir(t, dir, sizeof(dir));
 	snprintf(path, sizeof(path), "%s%s/trigger", base, dir);
 	text[0] = '!';
-	snprintf(text + remove, sizeof(text) - remove, triggers[rnd(t, NTRIGGERS)], (int)rnd(t, NNAMES));
-	return write_str(path, O_APPEND, text, strlen(text));
+	snprintf(text + remove, sizeof(text) - remove, trigger, (int)target);
+	ret = write_str(path, O_APPEND, text, strlen(text));
+	if (ret >= 0 && !remove && strstr(trigger, "_event:") && S)
+		__atomic_store_n(&S->trigger_target_id[target], fz_id(target), __ATOMIC_RELAXED);
+	return ret;
+}
+
+/*
+ * For a trigger line left at the end, "enable_event:user_events:fz_N:...": whether its target
+ * was deleted and re-created while the trigger held it (its id changed since the trigger was
+ * last set on it), or the cleanup's removal did not reach the file that lists the trigger.
+ */
+static void explain_trigger_target(const char *line)
+{
+	const char *at = strstr(line, "_event:user_events:fz_");
+	unsigned int n;
+	int then, now;
+
+	if (!at || sscanf(at, "_event:user_events:fz_%u", &n) != 1 || n >= NNAMES || !S)
+		return;
+	then = __atomic_load_n(&S->trigger_target_id[n], __ATOMIC_RELAXED);
+	now = fz_id(n);
+	printf("# target fz_%u: id %d when a trigger was last set on it, %d now: %s\n", n, then,
+	       now, then != now ? "deleted and re-created under a live trigger"
+				: "the removal did not reach the file that lists the trigger");
 }
 
 static long op_read(struct tctx *t)
@@ -2463,7 +2504,24 @@ static int clear_triggers(const char *path)
 	return ret;
 }
 
-/* Disables, unfilters and untriggers every fz* event under @base. */
+/* Disables, unfilters and untriggers the event @system/@name under @base. */
+static void quiesce_event(const char *base, const char *system, const char *name)
+{
+	char path[600];
+
+	snprintf(path, sizeof(path), "%sevents/%s/%s/enable", base, system, name);
+	write_str(path, O_TRUNC, "0", 1);
+	snprintf(path, sizeof(path), "%sevents/%s/%s/filter", base, system, name);
+	write_str(path, O_TRUNC, "0", 1);
+	snprintf(path, sizeof(path), "%sevents/%s/%s/trigger", base, system, name);
+	clear_triggers(path);
+}
+
+/*
+ * Disables, unfilters and untriggers every fz* event under @base. Events the workers left are
+ * deleted meanwhile, asynchronously, and a directory read may skip an entry when an earlier one
+ * goes: the cleanup quiesces what is left busy again by name.
+ */
 static void quiesce(const char *base)
 {
 	static const char *const systems[] = { "user_events", "user_events_multi" };
@@ -2482,12 +2540,7 @@ static void quiesce(const char *base)
 		while ((de = readdir(d))) {
 			if (strncmp(de->d_name, "fz", 2))
 				continue;
-			snprintf(path, sizeof(path), "%sevents/%s/%s/enable", base, systems[s], de->d_name);
-			write_str(path, O_TRUNC, "0", 1);
-			snprintf(path, sizeof(path), "%sevents/%s/%s/filter", base, systems[s], de->d_name);
-			write_str(path, O_TRUNC, "0", 1);
-			snprintf(path, sizeof(path), "%sevents/%s/%s/trigger", base, systems[s], de->d_name);
-			clear_triggers(path);
+			quiesce_event(base, systems[s], de->d_name);
 		}
 		closedir(d);
 	}
@@ -2521,12 +2574,34 @@ static int leftover_events(char names[][520], int max)
 	return n;
 }
 
+/*
+ * Prints the triggers user_events/@name still lists after the cleanup's directory pass, with
+ * what its targets' ids say; true if it lists any.
+ */
+static int busy_with_triggers(const char *name)
+{
+	char path[600], buf[4096];
+	int any = 0;
+
+	snprintf(path, sizeof(path), TRACEFS "events/user_events/%.520s/trigger", name);
+	if (read_file(path, buf, sizeof(buf)) <= 0)
+		return 0;
+	for (char *l = strtok(buf, "\n"); l; l = strtok(NULL, "\n")) {
+		if (l[0] == '#')
+			continue;
+		printf("# cleanup: %s kept a trigger past the directory pass: %.200s\n", name, l);
+		explain_trigger_target(l);
+		any = 1;
+	}
+	return any;
+}
+
 /* Deletes every user event; 0 when none is left. */
 static int cleanup(char *why, size_t whylen)
 {
 	static char names[256][520];
 	uint64_t until;
-	int fd, n = -1, read_errno = 0;
+	int fd, n = -1, read_errno = 0, shown = 0;
 
 	quiesce(TRACEFS);
 	quiesce(INSTANCE_DIR);
@@ -2544,9 +2619,16 @@ static int cleanup(char *why, size_t whylen)
 		}
 		if (n == 0)
 			break;
-		for (int i = 0; i < n && i < 256; i++)
-			if (ioctl(fd, DIAG_IOCSDEL, names[i]) && errno != EBUSY && errno != ENOENT)
+		for (int i = 0; i < n && i < 256; i++) {
+			if (!ioctl(fd, DIAG_IOCSDEL, names[i]) || errno == ENOENT)
+				continue;
+			if (errno != EBUSY)
 				break;
+			/* Busy: perhaps one the directory reads skipped. */
+			if (shown < 8 && busy_with_triggers(names[i]))
+				shown++;
+			quiesce_event(TRACEFS, "user_events", names[i]);
+		}
 		usleep(20000);
 	}
 	if (fd >= 0)
@@ -2591,8 +2673,10 @@ static void dump_ftrace_state(const char *base)
 			if (read_file(path, buf, sizeof(buf)) <= 0)
 				continue;
 			for (char *l = strtok(buf, "\n"); l; l = strtok(NULL, "\n"))
-				if (l[0] != '#')
+				if (l[0] != '#') {
 					printf("# %s: %.200s\n", path, l);
+					explain_trigger_target(l);
+				}
 			/* What a removal of what is left does now (the cleanup's did not). */
 			ret = clear_triggers(path);
 			if (read_file(path, buf, sizeof(buf)) > 0 && buf[0] != '#')
