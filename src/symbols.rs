@@ -15,9 +15,12 @@
 //! | `trace_event_buffer_commit`'s checks and `__buffer_unlock_commit` | reads of [`Direct`], `ring_buffer_unlock_commit` |
 //!
 //! Each symbol is checked for plausibility after resolution, so a wrong lookup fails `insmod`
-//! with a message instead of corrupting memory later.
+//! with a message naming the symbol instead of corrupting memory later: kallsyms must place an
+//! object of the expected size, and of that name, at the address ([`logic::ksym_text`]), and
+//! what the object holds must fit its type (a list head that links back, a mount of tracefs, a
+//! per-CPU flag that is 0 or 1, ...). Documentation/design.md lists each check.
 
-use crate::{bindings, ksym};
+use crate::{bindings, ksym, logic::ksym_text};
 use core::ptr::NonNull;
 use kernel::prelude::*;
 
@@ -56,6 +59,13 @@ pub(crate) struct Direct {
     pub(crate) taskinfo_save: NonNull<bool>,
 }
 
+/// The name `tracefs_mount_count` is resolved by. `make check` builds a variant that resolves
+/// the bool next to it instead (`RUE_WRONG_SYMBOL=1`), which the checks must refuse.
+#[cfg(not(rue_wrong_symbol))]
+const MOUNT_COUNT: &CStr = c"tracefs_mount_count";
+#[cfg(rue_wrong_symbol)]
+const MOUNT_COUNT: &CStr = c"tracefs_registered";
+
 /// All resolved symbols.
 pub(crate) struct Symbols {
     /// `event_mutex`: the tracing core's lock around event (un)registration.
@@ -91,7 +101,7 @@ impl Symbols {
             tracefs: Tracefs {
                 fs_type: ksym::resolve_data(c"trace_fs_type")?,
                 mount: ksym::resolve_data(c"tracefs_mount")?,
-                mount_count: ksym::resolve_data(c"tracefs_mount_count")?,
+                mount_count: ksym::resolve_data(MOUNT_COUNT)?,
             },
             discard: Discard {
                 buffered: ksym::resolve_data(c"trace_buffered_event")?,
@@ -110,6 +120,9 @@ impl Symbols {
 
     /// Plausibility checks that only read the resolved objects.
     fn check(&self) -> Result {
+        self.check_sizes()?;
+        self.check_tracefs_mount()?;
+        self.check_per_cpu()?;
         // SAFETY: `fs_type` is the address of `trace_fs_type`, a static `file_system_type` whose
         // `name` points to a string literal for the kernel's lifetime.
         let name = unsafe { (*self.tracefs.fs_type.as_ptr()).name };
@@ -174,6 +187,116 @@ impl Symbols {
         }
         Ok(())
     }
+}
+
+impl Symbols {
+    /// Every symbol is an object of its type's size, by kallsyms.
+    fn check_sizes(&self) -> Result {
+        let mut text = KVec::from_elem(0u8, SYMBOL_TEXT, GFP_KERNEL)?;
+        let d = &self.discard;
+        let x = &self.direct;
+        let t = &self.tracefs;
+        for (name, addr, size) in [
+            (c"event_mutex", sized(self.event_mutex)),
+            (c"dyn_event_list", sized(self.dyn_event_list)),
+            (c"dyn_event_ops_list", sized(self.dyn_event_ops_list)),
+            (c"dyn_event_ops_mutex", sized(self.dyn_event_ops_mutex)),
+            (c"trace_fs_type", sized(t.fs_type)),
+            (c"tracefs_mount", sized(t.mount)),
+            (c"tracefs_mount_count", sized(t.mount_count)),
+            (c"trace_buffered_event", sized(d.buffered)),
+            (c"trace_buffered_event_cnt", sized(d.buffered_cnt)),
+            (c"tracepoint_printk_key", sized(x.printk_key)),
+            (c"trace_event_exports_enabled", sized(x.exports_key)),
+            (c"trace_taskinfo_save", sized(x.taskinfo_save)),
+        ]
+        .map(|(name, (addr, size))| (name, addr, size))
+        {
+            // SAFETY: `text` holds `SYMBOL_TEXT` bytes, more than `KSYM_SYMBOL_LEN`.
+            let len = unsafe { bindings::sprint_symbol(text.as_mut_ptr().cast(), addr) };
+            // CAST: The length of what was written, at most the buffer's.
+            let said = &text[..(len.max(0) as usize).min(SYMBOL_TEXT)];
+            // CAST: An object size.
+            let fits = ksym_text::parse(said)
+                .is_some_and(|at| ksym_text::fits(&at, name.to_bytes(), size as u64));
+            if !fits {
+                let said = core::str::from_utf8(said).unwrap_or("?");
+                pr_err!("{name:?}: kallsyms has {said:?} there, not an object of {size} bytes\n");
+                return Err(ENOEXEC);
+            }
+        }
+        Ok(())
+    }
+
+    /// `tracefs_mount` is pinned (a positive count) exactly while it is not null. That it is a
+    /// mount of tracefs is checked once the module holds a pin of its own
+    /// ([`crate::tracefs::TracefsPin`]), as only a pin keeps it from going.
+    fn check_tracefs_mount(&self) -> Result {
+        let t = &self.tracefs;
+        // SAFETY: Both are static objects of their types (sizes checked); read once each.
+        let (mount, count) = unsafe {
+            (
+                t.mount.as_ptr().read_volatile(),
+                t.mount_count.as_ptr().read_volatile(),
+            )
+        };
+        let plausible = if mount.is_null() {
+            count == 0
+        } else {
+            count > 0
+        };
+        if !plausible {
+            pr_err!("tracefs_mount and tracefs_mount_count are not tracefs's pinned mount\n");
+            return Err(ENOEXEC);
+        }
+        Ok(())
+    }
+
+    /// The per-CPU objects hold values of their types on every CPU: a flag that is 0 or 1, a
+    /// small count of users.
+    fn check_per_cpu(&self) -> Result {
+        // SAFETY: No preconditions.
+        let cpus = unsafe { bindings::rue_nr_cpu_ids() };
+        for cpu in 0..cpus {
+            // SAFETY: Both are the addresses of per-CPU variables (sizes checked) and `cpu` is
+            // below `nr_cpu_ids`; an unpossible CPU's copy is still mapped; read once each, as
+            // bytes and an `int`.
+            let (save, users) = unsafe {
+                (
+                    bindings::rue_per_cpu_ptr(self.direct.taskinfo_save.as_ptr().cast(), cpu)
+                        .cast::<u8>()
+                        .read_volatile(),
+                    bindings::rue_per_cpu_ptr(self.discard.buffered_cnt.as_ptr().cast(), cpu)
+                        .cast::<c_int>()
+                        .read_volatile(),
+                )
+            };
+            if save > 1 {
+                pr_err!("trace_taskinfo_save is not a per-CPU bool\n");
+                return Err(ENOEXEC);
+            }
+            // Raised once per CPU while buffered events are being turned off, and by writers
+            // nesting on the CPU (at most one per context level).
+            if !(0..=MAX_BUFFERED_USERS).contains(&users) {
+                pr_err!("trace_buffered_event_cnt is not a per-CPU count\n");
+                return Err(ENOEXEC);
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Room for `sprint_symbol()`'s text (`KSYM_SYMBOL_LEN`, a macro bindgen cannot evaluate: the
+/// longest name, two numbers, a module name and build id).
+const SYMBOL_TEXT: usize = 1024;
+
+/// Far more users of a CPU's buffered event than the tracing core ever counts.
+const MAX_BUFFERED_USERS: c_int = 64;
+
+/// A resolved symbol's address, and the size of its type.
+fn sized<T>(addr: NonNull<T>) -> (c_ulong, usize) {
+    // CAST: A kernel address, as `sprint_symbol()` takes it.
+    (addr.as_ptr() as c_ulong, size_of::<T>())
 }
 
 /// A held kernel mutex that belongs to the tracing core, such as `event_mutex`.

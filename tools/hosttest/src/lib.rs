@@ -25,6 +25,8 @@ mod grammar_tests;
 #[cfg(test)]
 mod jhash_tests;
 #[cfg(test)]
+mod ksym_text_tests;
+#[cfg(test)]
 mod matching_tests;
 #[cfg(test)]
 mod print_fmt_tests;

@@ -8,7 +8,9 @@
  * RUE_TWIN names a copy of the module renamed rust_user_twin00
  * (tools/testing/build-guest.sh): to the kernel it is a second, different
  * provider of user_events, which must be refused (EBUSY) because the tracefs
- * files already exist.
+ * files already exist. RUE_WRONG_SYMBOL names a build renamed rust_user_wsym00
+ * that resolves a wrong kernel symbol (make check builds it for the test
+ * kernel): its load must be refused (ENOEXEC), the message naming the symbol.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -105,6 +107,44 @@ TEST(another_provider_is_refused_with_ebusy)
 	ASSERT_NE(-1, fd);
 	close(fd);
 	EXPECT_TRUE(exists(STATUS_FILE));
+}
+
+/* A kernel symbol that is not what the module expects refuses the load, and says which. */
+TEST(a_wrong_symbol_refuses_the_load)
+{
+	const char *path = getenv("RUE_WRONG_SYMBOL");
+	char log[1 << 16];
+	size_t n = 0;
+	int fd;
+
+	path = path ? path : "/rue/rust_user_wsym00.ko";
+	if (!exists(path))
+		SKIP(return, "no build with a wrong symbol here (make check builds one for the test kernel)");
+	EXPECT_EQ(-ENOEXEC, load(path));
+	EXPECT_EQ(0, module_listed("rust_user_wsym00"));
+	EXPECT_TRUE(exists(DATA_FILE));
+	/* The kernel log's last lines name the symbol and what kallsyms has there. */
+	fd = open("/dev/kmsg", O_RDONLY | O_NONBLOCK);
+	ASSERT_NE(-1, fd);
+	ASSERT_EQ(0, lseek(fd, 0, SEEK_SET) < 0 ? -errno : 0);
+	log[0] = 0;
+	for (;;) {
+		char rec[2048];
+		ssize_t len = read(fd, rec, sizeof(rec) - 1);
+
+		if (len < 0 && errno == EPIPE)
+			continue;
+		if (len <= 0)
+			break;
+		rec[len] = 0;
+		if (strstr(rec, "rust_user_wsym00") && n + len < sizeof(log)) {
+			memcpy(log + n, rec, len + 1);
+			n += len;
+		}
+	}
+	close(fd);
+	EXPECT_NE(NULL, strstr(log, "\"tracefs_mount_count\": kallsyms has \"tracefs_registered+0x0/"))
+		TH_LOG("kernel log of the load:\n%s", log);
 }
 
 TEST(unload_is_refused_while_data_file_is_open)
