@@ -405,6 +405,49 @@ impl<'a> FtraceRecord<'a> {
         if unsafe { soft_disabled(file, flags) } {
             return None;
         }
+        // SAFETY: As above; the file is not soft-disabled, and its triggers ran.
+        unsafe { Self::reserve_checked(file, flags, count, core) }
+    }
+
+    /// [`FtraceRecord::reserve_enabled`] for a write whose payload may still have to be
+    /// faulted in after the reservation, which is then made again: a file with triggers is
+    /// declined (`None`, as a soft-disabled one), so that its triggers run once per write, from
+    /// the caller's other path. Tested where the soft-disable check tests its rare flags, so the
+    /// common case costs nothing more.
+    ///
+    /// # Safety
+    ///
+    /// As [`FtraceRecord::reserve_enabled`].
+    #[inline(always)]
+    pub(crate) unsafe fn reserve_untriggered(
+        file: *mut bindings::trace_event_file,
+        flags: c_ulong,
+        count: usize,
+        core: &'a mut CoreRoom,
+    ) -> Option<Self> {
+        // SAFETY: `file` is live (the caller's guarantee); a file with triggers is declined
+        // before they run.
+        if flags & SLOW != 0
+            && (has_triggers(flags) || unsafe { bindings::rue_trace_trigger_soft_disabled(file) })
+        {
+            return None;
+        }
+        // SAFETY: As above; the file is not soft-disabled and has no triggers.
+        unsafe { Self::reserve_checked(file, flags, count, core) }
+    }
+
+    /// The reservation once the file's soft-disable state and triggers were dealt with.
+    ///
+    /// # Safety
+    ///
+    /// As [`FtraceRecord::reserve_enabled`], and `trace_trigger_soft_disabled()` said false.
+    #[inline(always)]
+    unsafe fn reserve_checked(
+        file: *mut bindings::trace_event_file,
+        flags: c_ulong,
+        count: usize,
+        core: &'a mut CoreRoom,
+    ) -> Option<Self> {
         // SAFETY: As above.
         let Some(buffer) = (unsafe { direct_buffer(file, flags) }) else {
             // SAFETY: As above.
@@ -687,6 +730,11 @@ pub(crate) unsafe fn run_triggers(file: *mut bindings::trace_event_file) {
     }
 }
 
+/// The flags that send `trace_trigger_soft_disabled()` past its first test.
+const SLOW: c_ulong = (bindings::EVENT_FILE_FL_TRIGGER_MODE
+    | bindings::EVENT_FILE_FL_SOFT_DISABLED
+    | bindings::EVENT_FILE_FL_PID_FILTER) as c_ulong;
+
 /// `trace_trigger_soft_disabled(file)` for a file whose `flags` were just read: its common case
 /// (no trigger, not soft-disabled, no pid filter) is one test here, the rest the C inline.
 ///
@@ -695,9 +743,6 @@ pub(crate) unsafe fn run_triggers(file: *mut bindings::trace_event_file) {
 /// As [`ftrace_record`].
 #[inline(always)]
 unsafe fn soft_disabled(file: *mut bindings::trace_event_file, flags: c_ulong) -> bool {
-    const SLOW: c_ulong = (bindings::EVENT_FILE_FL_TRIGGER_MODE
-        | bindings::EVENT_FILE_FL_SOFT_DISABLED
-        | bindings::EVENT_FILE_FL_PID_FILTER) as c_ulong;
     // SAFETY: `file` is live (the caller's guarantee).
     flags & SLOW != 0 && unsafe { bindings::rue_trace_trigger_soft_disabled(file) }
 }

@@ -418,25 +418,29 @@ unsafe fn copy_validate_dispatch(
         // triggers takes the path below: its triggers run when its record is reserved, which
         // must happen once per write, and here a payload page that is not present yet means
         // a second reservation after the fault-in.
-        (Some(Recorder::Ftrace(file, flags)), None)
-            if probes::can_discard() && !probes::has_triggers(flags) =>
-        {
+        (Some(Recorder::Ftrace(file, flags)), None) if probes::can_discard() => {
             let mut core = probes::CoreRoom::uninit();
             // SAFETY: Under the read lock with preemption disabled (`guard`); `file` is what the
             // ftrace registration passed, `flags` what `recorder` just read from it; the record
             // is committed or dropped in this section, and may be dropped (`can_discard`).
-            let Some(mut record) =
-                (unsafe { probes::FtraceRecord::reserve_enabled(file, flags, payload, &mut core) })
-            else {
-                return Err(NotRecorded::Nobody);
+            let reserved = unsafe {
+                probes::FtraceRecord::reserve_untriggered(file, flags, payload, &mut core)
             };
-            // The record holds the header ftrace wrote and `payload` bytes; `src` holds them.
-            // Validated with that header, as upstream validates its record; dropped (discarded)
-            // if either fails.
+            if let Some(mut record) = reserved {
+                // The record holds the header ftrace wrote and `payload` bytes; `src` holds
+                // them. Validated with that header, as upstream validates its record; dropped
+                // (discarded) if either fails.
+                // SAFETY: As above.
+                unsafe { copy_and_validate(event, record.record(), src, guard) }?;
+                record.commit();
+                return Ok(());
+            }
+            // Declined; unless for its triggers, which the general path runs.
+            if !probes::has_triggers(flags) {
+                return Err(NotRecorded::Nobody);
+            }
             // SAFETY: As above.
-            unsafe { copy_and_validate(event, record.record(), src, guard) }?;
-            record.commit();
-            return Ok(());
+            return unsafe { dispatch_to_all_cold(event, src, payload, guard) };
         }
         // perf alone: the payload is copied once, into this CPU's scratch record, validated
         // there and submitted from there, without perf's own per-CPU buffer.
@@ -458,19 +462,51 @@ unsafe fn copy_validate_dispatch(
         }
         _ => {}
     }
+    // SAFETY: As above.
+    unsafe { dispatch_to_all(event, src, payload, guard) }
+}
+
+/// [`dispatch_to_all`] out of line, for one ftrace file with triggers alone: kept out of the
+/// common paths' code.
+///
+/// # Safety
+///
+/// As [`dispatch_to_all`].
+#[cold]
+#[inline(never)]
+unsafe fn dispatch_to_all_cold(
+    event: &UserEvent,
+    src: &Source,
+    payload: usize,
+    guard: &WriteGuard,
+) -> core::result::Result<(), NotRecorded> {
+    // SAFETY: The caller's guarantees.
+    unsafe { dispatch_to_all(event, src, payload, guard) }
+}
+
+/// Copies and validates the payload into this CPU's scratch record, then calls every probe
+/// with it: several consumers, a file with triggers, or a probe of someone else's.
+///
+/// # Safety
+///
+/// `src` holds `payload` bytes; `event` registered; under `guard`'s section.
+#[inline(always)]
+unsafe fn dispatch_to_all(
+    event: &UserEvent,
+    src: &Source,
+    payload: usize,
+    guard: &WriteGuard,
+) -> core::result::Result<(), NotRecorded> {
+    let tp = event.tracepoint();
     let cpu = guard.cpu();
     // SAFETY: The first reference in this section.
     let scratch = unsafe { scratch(guard) }.ok_or(NotRecorded::Failed(EFAULT))?;
     let record = &mut scratch.record[..HEADER + payload];
     record[..HEADER].fill(0);
-    // SAFETY: `record` holds the header and `payload` bytes; `src` holds them.
-    if let Err(e) = unsafe { copy_and_validate(event, record, src, guard) } {
-        if matches!(e, NotRecorded::Failed(_)) {
-            // SAFETY: Under the tracepoint read lock with preemption disabled (`guard`).
-            unsafe { invalid_payload_triggers(tp, guard) };
-        }
-        return Err(e);
-    }
+    // SAFETY: `record` holds the header and `payload` bytes; `src` holds them. Under the
+    // tracepoint read lock with preemption disabled (`guard`).
+    unsafe { copy_and_validate(event, record, src, guard) }
+        .map_err(|e| unsafe { invalid_payload_triggers(e, tp, guard) })?;
     let data = &record[HEADER..];
     let mut faulted = false;
     // SAFETY: As above.
@@ -496,15 +532,24 @@ unsafe fn copy_validate_dispatch(
     }
 }
 
-/// A payload that failed validation is recorded by nobody, but upstream's ftrace probe runs a
-/// file's unconditional triggers before it copies and validates: they run once for it here too,
-/// as they do when one ftrace file alone records (its record is reserved, then discarded).
+/// Passes on why a payload was not recorded. One that failed validation is recorded by nobody,
+/// but upstream's ftrace probe runs a file's unconditional triggers before it copies and
+/// validates: they run once for it here too, as they do when one ftrace file alone records
+/// (its record is reserved, then discarded).
 ///
 /// # Safety
 ///
 /// `tp` is the registered event's tracepoint, `guard` the write section that read it.
 #[cold]
-unsafe fn invalid_payload_triggers(tp: *mut bindings::tracepoint, guard: &WriteGuard) {
+#[inline(never)]
+unsafe fn invalid_payload_triggers(
+    e: NotRecorded,
+    tp: *mut bindings::tracepoint,
+    guard: &WriteGuard,
+) -> NotRecorded {
+    if !matches!(e, NotRecorded::Failed(_)) {
+        return e;
+    }
     // SAFETY: Under the read lock with preemption disabled (`guard`).
     for probe in unsafe { guard.probes(tp) } {
         if let Consumer::Ftrace(file) = Consumer::of(probe) {
@@ -512,6 +557,7 @@ unsafe fn invalid_payload_triggers(tp: *mut bindings::tracepoint, guard: &WriteG
             unsafe { probes::run_triggers(file) };
         }
     }
+    e
 }
 
 /// Copies the payload from the writer's memory into `record` after its header, in `guard`'s
