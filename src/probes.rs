@@ -425,10 +425,11 @@ impl<'a> FtraceRecord<'a> {
         count: usize,
         core: &'a mut CoreRoom,
     ) -> Option<Self> {
-        // SAFETY: `file` is live (the caller's guarantee); a file with triggers is declined
-        // before they run.
+        // A file with triggers is declined before they run.
         if flags & SLOW != 0
-            && (has_triggers(flags) || unsafe { bindings::rue_trace_trigger_soft_disabled(file) })
+            && (has_triggers(flags)
+                // SAFETY: `file` is live (the caller's guarantee).
+                || unsafe { bindings::rue_trace_trigger_soft_disabled(file) })
         {
             return None;
         }

@@ -503,9 +503,9 @@ unsafe fn dispatch_to_all(
     let scratch = unsafe { scratch(guard) }.ok_or(NotRecorded::Failed(EFAULT))?;
     let record = &mut scratch.record[..HEADER + payload];
     record[..HEADER].fill(0);
-    // SAFETY: `record` holds the header and `payload` bytes; `src` holds them. Under the
-    // tracepoint read lock with preemption disabled (`guard`).
+    // SAFETY: `record` holds the header and `payload` bytes; `src` holds them.
     unsafe { copy_and_validate(event, record, src, guard) }
+        // SAFETY: Under the tracepoint read lock with preemption disabled (`guard`).
         .map_err(|e| unsafe { invalid_payload_triggers(e, tp, guard) })?;
     let data = &record[HEADER..];
     let mut faulted = false;
