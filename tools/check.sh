@@ -55,6 +55,21 @@ else
 	failed=$((failed + 1))
 fi
 
+echo "== host: clippy on the module (the kernel's lints, CLIPPY=1)"
+# A staged copy, so the work tree's rust_user_events.ko is not rebuilt under clippy.
+cl="$build/clippy"
+rm -rf "$cl"
+if bash "$top/tools/debian/stage-sources.sh" "$cl/src" &&
+	make -C "$kdir" M="$cl/src" LLVM=-19 CLIPPY=1 modules >"$cl/build.log" 2>&1 &&
+	! grep -q '^warning' "$cl/build.log"; then
+	echo "PASS host: clippy has nothing to say about the module"
+	passed=$((passed + 1))
+else
+	grep -A8 -E '^(warning|error)' "$cl/build.log" | head -60
+	echo "FAIL host: clippy (above; $cl/build.log)"
+	failed=$((failed + 1))
+fi
+
 echo "== host: no import circle in src/ (tools/import-graph.py)"
 if python3 "$top/tools/import-graph.py" "$top/src" >"$build/import-graph.txt"; then
 	echo "PASS host: src/ has no import circle"

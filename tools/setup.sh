@@ -106,7 +106,7 @@ if [ "$qemu_missing" -eq 1 ]; then
 fi
 
 # rust-src for the kernel's Rust build; rustfmt (usually there already) for make check.
-for component in rust-src rustfmt; do
+for component in rust-src rustfmt clippy; do
 	if ! rustup component list --installed 2>/dev/null | grep -q "^$component"; then
 		log "rustup component add $component"
 		rustup component add "$component"
