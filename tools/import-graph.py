@@ -3,7 +3,10 @@
 #
 # Prints which of the module's files each file of src/ imports (`use crate::...`
 # and `crate::...`/`super::...` paths, comments ignored), then every edge that
-# lies on an import circle. Exits 1 if there is one.
+# lies on an import circle, then every edge that goes up the layer map of
+# Documentation/design.md ("Layers", LAYERS below): a file may import only from
+# the rows below its own, or from the files after it in its own row. Exits 1 if
+# there is either.
 #
 # Usage: tools/import-graph.py [SRC]   (default: src/ next to tools/)
 import glob
@@ -62,4 +65,27 @@ def reaches(a, b):
 
 circle = [(a, b) for a in mods for b in graph[a] if reaches(b, a)]
 print("circle edges:", " ".join(f"{a}->{b}" for a, b in circle) if circle else "none")
-sys.exit(1 if circle else 0)
+
+# Documentation/design.md's layer map, top row first; within a row, a file may import the
+# files after it.
+LAYERS = [
+    ["data_file", "status_file", "stats_file", "sysctl", "dyn_events", "lifecycle"],
+    ["file_info"],
+    ["group"],
+    ["write"],
+    ["probes"],
+    ["scope"],
+    ["enabler"],
+    ["event"],
+    ["event_mutex", "deferred"],
+    ["tracefs", "symbols", "ksym", "layout", "seq", "kbuf", "names", "tracepoint", "uaccess",
+     "task", "bindings"],
+    ["logic"],
+]
+place = {m: (row, col) for row, files in enumerate(LAYERS) for col, m in enumerate(files)}
+unplaced = [m for m in mods if m not in place]
+up = [(a, b) for a in mods if a in place for b in graph[a] if b in place
+      and not (place[b][0] > place[a][0] or (place[b][0] == place[a][0] and place[b][1] > place[a][1]))]
+print("files not on the layer map:", " ".join(unplaced) if unplaced else "none")
+print("edges up the layer map:", " ".join(f"{a}->{b}" for a, b in up) if up else "none")
+sys.exit(1 if circle or up or unplaced else 0)
