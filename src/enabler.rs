@@ -66,10 +66,10 @@
 //!   workqueue), apart from the copies and teardowns.
 //!
 //! A scope has one fault work item, so a fault-in that blocks (a page of the process's own FUSE
-//! file, say) holds one worker, or the process's own task, and that process's own bits only. REG and UNREG fault in as upstream does, killably
-//! (`fixup_user_fault` with `unlocked`), but first before taking `reg_mutex` ([`prefault`]), so
-//! a fault that blocks holds no lock other programs need; the drains pass no `unlocked` and
-//! never wait for a userfaultfd handler.
+//! file, say) holds one worker, or the process's own task, and that process's own bits only.
+//! REG and UNREG fault in as upstream does, killably (`fixup_user_fault` with `unlocked`), but
+//! first before taking `reg_mutex` ([`prefault`]), so a fault that blocks holds no lock other
+//! programs need; the drains pass no `unlocked` and never wait for a userfaultfd handler.
 //!
 //! # Locking
 //!
