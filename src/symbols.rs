@@ -196,7 +196,7 @@ impl Symbols {
         let d = &self.discard;
         let x = &self.direct;
         let t = &self.tracefs;
-        for (name, addr, size) in [
+        for (name, (addr, size)) in [
             (c"event_mutex", sized(self.event_mutex)),
             (c"dyn_event_list", sized(self.dyn_event_list)),
             (c"dyn_event_ops_list", sized(self.dyn_event_ops_list)),
@@ -209,9 +209,7 @@ impl Symbols {
             (c"tracepoint_printk_key", sized(x.printk_key)),
             (c"trace_event_exports_enabled", sized(x.exports_key)),
             (c"trace_taskinfo_save", sized(x.taskinfo_save)),
-        ]
-        .map(|(name, (addr, size))| (name, addr, size))
-        {
+        ] {
             // SAFETY: `text` holds `SYMBOL_TEXT` bytes, more than `KSYM_SYMBOL_LEN`.
             let len = unsafe { bindings::sprint_symbol(text.as_mut_ptr().cast(), addr) };
             // CAST: The length of what was written, at most the buffer's.
