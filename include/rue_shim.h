@@ -82,6 +82,7 @@ struct dentry *rue_lookup_positive(struct dentry *dir, const char *name);
 
 /* trace_trigger_soft_disabled(): the ftrace file is soft-disabled or triggered. */
 bool rue_trace_trigger_soft_disabled(struct trace_event_file *file);
+bool rue_static_key_enabled(struct static_key *key);
 /* The tracing core's read side for tracepoint probes: guard(srcu_fast_notrace). */
 void *rue_tracepoint_read_lock(void);
 void rue_tracepoint_read_unlock(void *cookie);

@@ -232,8 +232,13 @@ impl core::ops::Deref for UserName {
 
 /// Copies the NUL-terminated user string at `addr` as [`strndup_user`] does, with its errnos
 /// (`EFAULT`, `EINVAL` past 511 bytes), but onto the stack when it is shorter than
-/// [`NAME_ON_STACK`]: a REG then allocates and frees nothing for its name.
+/// [`NAME_ON_STACK`]: a REG then allocates and frees nothing for its name. With
+/// `strndup_user` itself in a build whose kernel changed it (the gate `strndup_user`,
+/// [`crate::mirrors`]).
 fn read_name(addr: u64) -> Result<UserName> {
+    if !crate::mirrors::STRNDUP_USER {
+        return Ok(UserName::Heap(strndup_user(addr)?));
+    }
     let mut bytes = [0u8; NAME_ON_STACK];
     // SAFETY: `bytes` is writable for `NAME_ON_STACK` bytes; `strncpy_from_user` checks the user
     // range itself and copies at most that many bytes, stopping after a NUL.
@@ -280,7 +285,9 @@ unsafe impl AsBytes for UserUnreg {}
 /// `user_unreg_get` do: `get_user()` of its leading `u32 size` (`EFAULT`), that size checked
 /// ([`abi::struct_size`]: `E2BIG` above a page, `EINVAL` below `min`), then
 /// `copy_struct_from_user()`: a smaller struct is zero-filled, a larger one is refused with
-/// `E2BIG` unless its tail is zero, a fault is `EFAULT`.
+/// `E2BIG` unless its tail is zero, a fault is `EFAULT`. A struct of this ABI's size is a plain
+/// copy but in a build whose kernel changed `copy_struct_from_user()` (the gate `copy_struct`,
+/// [`crate::mirrors`]).
 fn copy_struct_from_user<T: FromBytes + AsBytes + Default>(arg: usize, min: usize) -> Result<T> {
     let size = uaccess::get_user_u32(arg)?;
     let size = abi::struct_size(size, min, bindings::PAGE_SIZE).map_err(|e| match e {
@@ -289,7 +296,7 @@ fn copy_struct_from_user<T: FromBytes + AsBytes + Default>(arg: usize, min: usiz
     })?;
     let mut value = T::default();
     let dst = value.as_bytes_mut();
-    if size == dst.len() {
+    if crate::mirrors::COPY_STRUCT && size == dst.len() {
         // The struct of this ABI, as every client sends it: a plain copy, as
         // `copy_struct_from_user` makes then.
         UserSlice::new(UserPtr::from_addr(arg), size)

@@ -13,6 +13,7 @@ use crate::{
     event::UserEvent,
     event_mutex::Held,
     logic::trace_output::{self, TraceSeq},
+    mirrors,
     symbols::{Direct, Discard},
     task,
     tracepoint::{self, Probe, ReadGuard},
@@ -89,8 +90,16 @@ impl Consumer {
                 if has_triggers(flags) {
                     return Some(Recorder::Ftrace(file, flags));
                 }
-                if flags & bindings::EVENT_FILE_FL_SOFT_DISABLED as c_ulong != 0 {
+                // A hint only where the reading of the flags is the audited one.
+                if mirrors::TRIGGER_FAST
+                    && flags & bindings::EVENT_FILE_FL_SOFT_DISABLED as c_ulong != 0
+                {
                     return None;
+                }
+                // Not in a build whose kernel changed `tracing_on` (the gate `tracing_on`): the
+                // ring buffer then declines the record itself.
+                if !mirrors::TRACING_ON {
+                    return Some(Recorder::Ftrace(file, flags));
                 }
                 // SAFETY: A live file's instance outlives it; the flag is an `int` that
                 // `tracing_on` writes (`tracer_tracing_off`), read once.
@@ -264,10 +273,11 @@ pub(crate) fn enable_discard(discard: Discard) {
 }
 
 /// True once reserved ftrace records can be discarded ([`enable_discard`]): the write path
-/// then copies a payload straight into one ([`FtraceRecord`]).
+/// then copies a payload straight into one ([`FtraceRecord`]). Never in a build whose kernel
+/// changed `__trace_event_discard_commit()` (the gate `discard`, [`crate::mirrors`]).
 #[inline(always)]
 pub(crate) fn can_discard() -> bool {
-    !DISCARD_BUFFERED.load(Ordering::Acquire).is_null()
+    mirrors::DISCARD && !DISCARD_BUFFERED.load(Ordering::Acquire).is_null()
 }
 
 /// Copies a validated payload into a consumer's record: a ring buffer entry, or perf's per-CPU
@@ -426,7 +436,7 @@ impl<'a> FtraceRecord<'a> {
         core: &'a mut CoreRoom,
     ) -> Option<Self> {
         // A file with triggers is declined before they run.
-        if flags & SLOW != 0
+        if (!mirrors::TRIGGER_FAST || flags & SLOW != 0)
             && (has_triggers(flags)
                 // SAFETY: `file` is live (the caller's guarantee).
                 || unsafe { bindings::rue_trace_trigger_soft_disabled(file) })
@@ -580,7 +590,9 @@ unsafe fn direct_buffer(
         | bindings::EVENT_FILE_FL_TRIGGER_COND) as c_ulong;
     const STACKS: u64 = (1 << bindings::trace_iterator_bits_TRACE_ITER_STACKTRACE_BIT)
         | (1 << bindings::trace_iterator_bits_TRACE_ITER_USERSTACKTRACE_BIT);
-    if flags & EVENT_LAYER != 0 {
+    // Never in a build whose kernel changed a body this path stands in for (the gate `direct`,
+    // [`crate::mirrors`]).
+    if !(mirrors::DIRECT && mirrors::STATIC_KEY) || flags & EVENT_LAYER != 0 {
         return None;
     }
     // SAFETY: Both counts are kernel-lifetime statics' (published by `enable_direct`) or
@@ -650,17 +662,17 @@ unsafe fn direct_reserve(
     Some((event, entry))
 }
 
-/// `ring_buffer_event_data(event)` for an event just reserved (`rb_event_data()`): past a time
-/// extension (8 bytes, `RINGBUF_TYPE_TIME_EXTEND` or above), the data starts at `array[0]`
-/// when the length is in `type_len`, else at `array[1]` (include/linux/ring_buffer.h). The
-/// exported function does the same in a call.
+/// `ring_buffer_event_data(event)` for an event just reserved (`rb_event_data()`, in
+/// kernel/trace/ring_buffer.c): past a time extension (8 bytes, `RINGBUF_TYPE_TIME_EXTEND` or
+/// above), the data starts at `array[0]` when the length is in `type_len`, else at `array[1]`.
+/// The exported function does the same in a call.
 ///
 /// # Safety
 ///
 /// `event` is a reserved, uncommitted event.
 #[inline(always)]
 unsafe fn event_data(event: *mut bindings::ring_buffer_event) -> *mut u8 {
-    /// `RB_LEN_TIME_EXTEND`: a time extension's 8 bytes (include/linux/ring_buffer.h).
+    /// `RB_LEN_TIME_EXTEND`: a time extension's 8 bytes (kernel/trace/ring_buffer.c).
     const TIME_EXTEND_LEN: usize = 8;
     let mut event = event;
     // SAFETY: `event` is reserved (the caller's guarantee); a time extension is followed by the
@@ -686,15 +698,17 @@ unsafe fn event_data(event: *mut bindings::ring_buffer_event) -> *mut u8 {
 #[inline(always)]
 unsafe fn this_cpu_set(flag: *mut bool) {
     #[cfg(all(CONFIG_X86_64, CONFIG_SMP))]
-    // SAFETY: One `%gs`-relative store to this CPU's copy (the caller's guarantee).
-    unsafe {
-        core::arch::asm!(
-            "movb $1, %gs:({f})",
-            f = in(reg) flag,
-            options(att_syntax, nostack, preserves_flags),
-        )
-    };
-    #[cfg(not(all(CONFIG_X86_64, CONFIG_SMP)))]
+    if mirrors::PERCPU_INLINE {
+        // SAFETY: One `%gs`-relative store to this CPU's copy (the caller's guarantee).
+        unsafe {
+            core::arch::asm!(
+                "movb $1, %gs:({f})",
+                f = in(reg) flag,
+                options(att_syntax, nostack, preserves_flags),
+            )
+        };
+        return;
+    }
     // SAFETY: This CPU's copy of the per-CPU variable, stable while preemption is disabled.
     unsafe {
         let cpu = bindings::rue_smp_processor_id() as usize;
@@ -745,7 +759,9 @@ const SLOW: c_ulong = (bindings::EVENT_FILE_FL_TRIGGER_MODE
 #[inline(always)]
 unsafe fn soft_disabled(file: *mut bindings::trace_event_file, flags: c_ulong) -> bool {
     // SAFETY: `file` is live (the caller's guarantee).
-    flags & SLOW != 0 && unsafe { bindings::rue_trace_trigger_soft_disabled(file) }
+    (!mirrors::TRIGGER_FAST || flags & SLOW != 0)
+        // SAFETY: As above.
+        && unsafe { bindings::rue_trace_trigger_soft_disabled(file) }
 }
 
 /// `per_cpu_ptr(ptr, cpu)`: CPU `cpu`'s instance of the per-CPU variable at `ptr`; `None` for a
@@ -757,19 +773,16 @@ unsafe fn soft_disabled(file: *mut bindings::trace_event_file, flags: c_ulong) -
 #[inline(always)]
 fn per_cpu_ptr<T>(ptr: *mut T, cpu: usize) -> Option<*mut T> {
     #[cfg(all(CONFIG_X86_64, CONFIG_SMP))]
-    {
+    if mirrors::PERCPU_INLINE {
         // SAFETY: `__per_cpu_offset` is set up at boot and never written after init; this
         // borrow only reads it.
         let offsets: &[c_ulong] = unsafe { &*core::ptr::addr_of!(bindings::__per_cpu_offset) };
         // The kernel's `c_ulong` is `usize`.
-        Some(ptr.wrapping_byte_add(*offsets.get(cpu)?))
+        return Some(ptr.wrapping_byte_add(*offsets.get(cpu)?));
     }
-    #[cfg(not(all(CONFIG_X86_64, CONFIG_SMP)))]
-    {
-        let cpu = c_uint::try_from(cpu).ok()?;
-        // SAFETY: `ptr` is a per-CPU pointer; `per_cpu_ptr` only computes an address.
-        Some(unsafe { bindings::rue_per_cpu_ptr(ptr.cast(), cpu) }.cast())
-    }
+    let cpu = c_uint::try_from(cpu).ok()?;
+    // SAFETY: `ptr` is a per-CPU pointer; `per_cpu_ptr` only computes an address.
+    Some(unsafe { bindings::rue_per_cpu_ptr(ptr.cast(), cpu) }.cast())
 }
 
 /// True while a BPF program is attached to the event (`bpf_prog_array_valid`: one read).
@@ -974,7 +987,7 @@ unsafe fn perf_submit_raw(
     // CAST: `size` is at most `PERF_MAX_TRACE_SIZE` (the caller's guarantee).
     let size = size as c_int;
     // SAFETY: `call` is registered.
-    if !unsafe { bpf_attached(call) } {
+    if mirrors::PERF_SUBMIT && !unsafe { bpf_attached(call) } {
         // What `perf_trace_run_bpf_submit` does without a BPF program, one call less.
         // SAFETY: The caller's guarantees; no task.
         unsafe {

@@ -29,6 +29,7 @@ mod ksym;
 mod layout;
 mod lifecycle;
 mod logic;
+mod mirrors;
 mod names;
 mod probes;
 mod scope;
@@ -180,6 +181,12 @@ impl kernel::Module for RustUserEvents {
         }
         // Cannot fail.
         let dyn_type = dyn_events::DynEventType::new(&symbols, group_arc);
+        if !mirrors::CHANGED.is_empty() {
+            pr_notice!(
+                "built with the exported paths for kernel bodies that changed since they were audited: {}\n",
+                mirrors::CHANGED
+            );
+        }
         pr_info!("user_events ready\n");
         Ok(Self {
             _dyn: dyn_type,

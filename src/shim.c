@@ -84,6 +84,12 @@ bool rue_trace_trigger_soft_disabled(struct trace_event_file *file)
  * (__seg_gs) and warns on a direct cast to or from a plain pointer, so the
  * casts go through an integer, as the kernel's own per-CPU accessors do.
  */
+/* The write path's fallback when the kernel changed static_key_count() (mirrors/list). */
+bool rue_static_key_enabled(struct static_key *key)
+{
+	return static_key_enabled(key);
+}
+
 void *rue_tracepoint_read_lock(void)
 {
 	return (void *)(unsigned long)srcu_read_lock_fast_notrace(&tracepoint_srcu);

@@ -16,10 +16,23 @@
 use crate::bindings;
 use kernel::ffi::c_int;
 
-/// The calling task: this CPU's `current_task` (`get_current()`), one per-CPU load on x86-64.
-#[cfg(CONFIG_X86_64)]
+/// The calling task (`get_current()`): on x86-64 this CPU's `current_task`, one per-CPU load
+/// ([`current_task`]), unless the kernel changed how it reads it (the gate `percpu_inline`,
+/// [`crate::mirrors`]).
 #[inline(always)]
 pub(crate) fn current() -> *mut bindings::task_struct {
+    #[cfg(CONFIG_X86_64)]
+    if crate::mirrors::PERCPU_INLINE {
+        return current_task();
+    }
+    // SAFETY: No preconditions.
+    unsafe { bindings::get_current() }
+}
+
+/// [`current`] on x86-64: this CPU's `current_task`.
+#[cfg(CONFIG_X86_64)]
+#[inline(always)]
+fn current_task() -> *mut bindings::task_struct {
     let task: *mut bindings::task_struct;
     // SAFETY: One per-CPU load (`this_cpu_read_const(const_current_task)`). `pure` and
     // `nomem`, as C's `const` read: a task always reads itself there, so one load serves a
@@ -33,14 +46,6 @@ pub(crate) fn current() -> *mut bindings::task_struct {
         )
     };
     task
-}
-
-/// The calling task (`get_current()`).
-#[cfg(not(CONFIG_X86_64))]
-#[inline(always)]
-pub(crate) fn current() -> *mut bindings::task_struct {
-    // SAFETY: No preconditions.
-    unsafe { bindings::get_current() }
 }
 
 /// `READ_ONCE(task->mm)`: the task's address space, null for a kernel thread. No reference is

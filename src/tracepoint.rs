@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! A tracepoint's attached probes, read the way the tracing core's own `__DO_TRACE` reads them:
-//! under the tracepoint read lock, the `tp->funcs` array up to its NULL terminator.
+//! A tracepoint's attached probes, read the way the kernel's own tracepoints read them (the
+//! `__traceiter_*` function of `__DEFINE_TRACE_EXT`, include/linux/tracepoint.h): under the
+//! tracepoint read lock, the `tp->funcs` array up to its NULL terminator.
 //!
 //! The module uses this for the one tracepoint it owns per event: the write path calls each
 //! probe ([`WriteGuard`]), the status update classifies them ([`ReadGuard`]), and the `reg`
@@ -17,17 +18,26 @@ use core::{
 };
 use kernel::prelude::*;
 
-/// Whether `tp` has any probe attached (`static_key_enabled(&tp->key)`): one load of its static
-/// key's count, read here rather than through a C call, as the write path asks on every write.
+/// Whether `tp` has any probe attached (`static_key_enabled(&tp->key)`, as upstream's write path
+/// asks): one load of its static key's count, read here rather than through a C call, as the
+/// write path asks on every write; through C in a build whose kernel changed
+/// `static_key_count()` (the gate `static_key`, [`crate::mirrors`]). A count of -1 is a key being
+/// turned on, which `static_key_count()` reports as on.
 ///
 /// # Safety
 ///
 /// `tp` must be a registered tracepoint.
 #[inline(always)]
 pub(crate) unsafe fn enabled(tp: *mut bindings::tracepoint) -> bool {
-    // SAFETY: `tp` is valid (the caller's guarantee); `enabled` is an `atomic_t` that the
-    // jump-label code changes with atomic operations, read once as `raw_atomic_read` does.
-    unsafe { core::ptr::addr_of!((*tp).key.key.enabled.counter).read_volatile() > 0 }
+    // SAFETY: `tp` is valid (the caller's guarantee).
+    let key = unsafe { core::ptr::addr_of_mut!((*tp).key.key) };
+    if !crate::mirrors::STATIC_KEY {
+        // SAFETY: `key` is the live tracepoint's static key.
+        return unsafe { bindings::rue_static_key_enabled(key) };
+    }
+    // SAFETY: As above; `enabled` is an `atomic_t` that the jump-label code changes with
+    // atomic operations, read once as `raw_atomic_read` does.
+    unsafe { core::ptr::addr_of!((*key).enabled.counter).read_volatile() != 0 }
 }
 
 /// The read side of the tracepoint probe arrays (`tracepoint_srcu`, fast flavour).
@@ -139,6 +149,62 @@ pub(crate) fn trace_ctx() -> u32 {
     section::trace_ctx()
 }
 
+/// [`WriteGuard`]'s entry and exit: inline on x86-64 while the kernel's bodies match the ones
+/// [`inline_section`] mirrors, else through C ([`shim_section`]). The choice is a constant.
+mod section {
+    #[cfg(all(CONFIG_X86_64, CONFIG_SMP, CONFIG_HAS_SEPARATE_PREEMPT_RESCHED_BITS))]
+    use super::inline_section;
+    use super::shim_section;
+    use kernel::ffi::c_void;
+
+    /// Whether this build enters and leaves the section inline.
+    #[cfg(all(CONFIG_X86_64, CONFIG_SMP, CONFIG_HAS_SEPARATE_PREEMPT_RESCHED_BITS))]
+    const INLINE: bool = crate::mirrors::INLINE_SECTION;
+
+    /// Disables preemption and page faults and enters the read side; returns the read side's
+    /// cookie and the CPU.
+    ///
+    /// # Safety
+    ///
+    /// The caller leaves the section with [`leave`], on this task.
+    #[inline(always)]
+    pub(super) unsafe fn enter() -> (*mut c_void, usize) {
+        #[cfg(all(CONFIG_X86_64, CONFIG_SMP, CONFIG_HAS_SEPARATE_PREEMPT_RESCHED_BITS))]
+        if INLINE {
+            // SAFETY: The caller's guarantee; `leave` takes the same branch.
+            return unsafe { inline_section::enter() };
+        }
+        // SAFETY: As above.
+        unsafe { shim_section::enter() }
+    }
+
+    /// Undoes [`enter`].
+    ///
+    /// # Safety
+    ///
+    /// `cookie` is what [`enter`] returned to this task, whose section is still entered.
+    #[inline(always)]
+    pub(super) unsafe fn leave(cookie: *mut c_void) {
+        #[cfg(all(CONFIG_X86_64, CONFIG_SMP, CONFIG_HAS_SEPARATE_PREEMPT_RESCHED_BITS))]
+        if INLINE {
+            // SAFETY: The caller's guarantee; `enter` took the same branch.
+            return unsafe { inline_section::leave(cookie) };
+        }
+        // SAFETY: As above.
+        unsafe { shim_section::leave(cookie) }
+    }
+
+    /// The writer's context ([`super::trace_ctx`]).
+    #[inline(always)]
+    pub(super) fn trace_ctx() -> u32 {
+        #[cfg(all(CONFIG_X86_64, CONFIG_SMP, CONFIG_HAS_SEPARATE_PREEMPT_RESCHED_BITS))]
+        if INLINE {
+            return inline_section::trace_ctx();
+        }
+        shim_section::trace_ctx()
+    }
+}
+
 /// [`WriteGuard`]'s entry and exit on x86-64, as the kernel's inlines compile there: each a
 /// per-CPU instruction or a field of `current` (`preempt_disable_notrace()`,
 /// `pagefault_disable()`, `raw_smp_processor_id()`, `srcu_read_lock_fast_notrace()` and their
@@ -147,8 +213,11 @@ pub(crate) fn trace_ctx() -> u32 {
 /// modules address them. `srcu_read_lock_fast_notrace()`'s flavour check, a lockdep-kernel
 /// debug check that `tracepoint_srcu` is only ever read with the fast flavour, is left out:
 /// this is that flavour.
+///
+/// Mirrors of the kernel's bodies under the gate `inline_section` ([`crate::mirrors`]): a build
+/// against a kernel that changed one of them uses [`shim_section`].
 #[cfg(all(CONFIG_X86_64, CONFIG_SMP, CONFIG_HAS_SEPARATE_PREEMPT_RESCHED_BITS))]
-mod section {
+mod inline_section {
     use crate::{bindings, logic::trace_ctx, task};
     use core::{
         arch::asm,
@@ -454,8 +523,9 @@ mod section {
     }
 }
 
-#[cfg(not(all(CONFIG_X86_64, CONFIG_SMP, CONFIG_HAS_SEPARATE_PREEMPT_RESCHED_BITS)))]
-mod section {
+/// [`WriteGuard`]'s entry and exit everywhere else, and where a mirror of [`inline_section`]
+/// changed: the kernel's inlines, compiled by C against the target's headers (`src/shim.c`).
+mod shim_section {
     use crate::bindings;
     use kernel::ffi::{c_uint, c_void};
 
@@ -498,7 +568,7 @@ mod section {
 pub(crate) struct Probe {
     /// The probe function, of the tracepoint's prototype.
     pub(crate) func: *mut c_void,
-    /// Its registration data (the first argument `__DO_TRACE` passes).
+    /// Its registration data (the first argument `__traceiter_*` passes).
     pub(crate) data: *mut c_void,
 }
 

@@ -33,6 +33,23 @@ pub(crate) unsafe fn copy_from_user_nofault(dst: &mut [u8], src: usize) -> bool 
 
 /// The `u32` at user address `addr` (`get_user()`); `EFAULT` if it cannot be read.
 ///
+/// On x86-64 the kernel's `__get_user_4` ([`get_user_4`]), unless its body changed (the gate
+/// `get_user`, [`crate::mirrors`]); else a `UserSlice` read.
+#[inline(always)]
+pub(crate) fn get_user_u32(addr: usize) -> Result<u32> {
+    #[cfg(CONFIG_X86_64)]
+    if crate::mirrors::GET_USER {
+        return get_user_4(addr);
+    }
+    use kernel::uaccess::{UserPtr, UserSlice};
+    UserSlice::new(UserPtr::from_addr(addr), size_of::<u32>())
+        .reader()
+        .read::<u32>()
+        .map_err(|_| EFAULT)
+}
+
+/// [`get_user_u32`] with `__get_user_4`.
+///
 /// `__get_user_4` (arch/x86/lib/getuser.S) takes the address in `rax` and returns 0 or
 /// `-EFAULT` in `rax` and the zero-extended value in `rdx`. It clamps an address beyond user
 /// space to one that faults, its exception table entry turns a fault into `-EFAULT`, and it
@@ -40,7 +57,7 @@ pub(crate) unsafe fn copy_from_user_nofault(dst: &mut [u8], src: usize) -> bool 
 /// `get_user()` calls it (it has no `endbr`).
 #[cfg(CONFIG_X86_64)]
 #[inline(always)]
-pub(crate) fn get_user_u32(addr: usize) -> Result<u32> {
+fn get_user_4(addr: usize) -> Result<u32> {
     let err: usize;
     let value: u64;
     // SAFETY: `__get_user_4`'s contract (above): any address, registers as declared here.
@@ -57,15 +74,4 @@ pub(crate) fn get_user_u32(addr: usize) -> Result<u32> {
     }
     // CAST: `__get_user_4` zero-extends the 32 bits it read.
     Ok(value as u32)
-}
-
-/// The `u32` at user address `addr` (`get_user()`); `EFAULT` if it cannot be read.
-#[cfg(not(CONFIG_X86_64))]
-#[inline(always)]
-pub(crate) fn get_user_u32(addr: usize) -> Result<u32> {
-    use kernel::uaccess::{UserPtr, UserSlice};
-    UserSlice::new(UserPtr::from_addr(addr), size_of::<u32>())
-        .reader()
-        .read::<u32>()
-        .map_err(|_| EFAULT)
 }

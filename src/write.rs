@@ -19,6 +19,7 @@ use crate::{
     bindings,
     event::UserEvent,
     logic::{abi, stats::Stats, validate},
+    mirrors,
     probes::{self, Consumer, ProbeFn, Recorder},
     tracepoint::{self, WriteGuard},
     uaccess,
@@ -281,6 +282,11 @@ enum UserSegments {
 /// `it` is a valid iterator.
 #[inline(always)]
 unsafe fn user_segments(it: *mut bindings::iov_iter) -> Option<UserSegments> {
+    // Not in a build whose kernel changed the iterator's accessors (the gate `user_iovecs`,
+    // `crate::mirrors`): every payload then goes through `_copy_from_iter_nocache`.
+    if !mirrors::USER_IOVECS {
+        return None;
+    }
     // SAFETY: `it` is valid (the caller's guarantee). Both user-backed types keep their
     // segments in the union's first view: the base (`ubuf`) or the iovec array (`__iov`).
     let (it, view) = unsafe { (&*it, (*it).__bindgen_anon_1.__bindgen_anon_1.as_ref()) };
@@ -444,7 +450,9 @@ unsafe fn copy_validate_dispatch(
         }
         // perf alone: the payload is copied once, into this CPU's scratch record, validated
         // there and submitted from there, without perf's own per-CPU buffer.
-        (Some(Recorder::Perf(head)), None) => {
+        // Not in a build whose kernel changed perf's recursion context or submission (the
+        // gate `perf_submit`, `crate::mirrors`): then perf's own buffer, below.
+        (Some(Recorder::Perf(head)), None) if mirrors::PERF_SUBMIT => {
             // SAFETY: The first reference in this section.
             let scratch = unsafe { scratch(guard) }.ok_or(NotRecorded::Failed(EFAULT))?;
             let record = &mut scratch.record[..HEADER + payload];

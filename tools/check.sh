@@ -46,7 +46,7 @@ echo "host: $(($(date +%s) - start)) s"
 
 echo "== host: rustfmt --check with the kernel's .rustfmt.toml"
 ksrc=$(readlink -f "$kdir/source" 2>/dev/null || echo "$kdir")
-mapfile -t module_sources < <(find "$top/src" -name '*.rs' ! -name bindings_generated.rs | sort)
+mapfile -t module_sources < <(find "$top/src" -name '*.rs' ! -name '*_generated.rs' | sort)
 if rustfmt --edition 2021 --config-path "$ksrc/.rustfmt.toml" --check "${module_sources[@]}"; then
 	echo "PASS host: module sources are rustfmt-clean"
 	passed=$((passed + 1))
@@ -140,8 +140,16 @@ case " $kernels " in
 		echo "FAIL guest: the build with a wrong symbol did not build"
 		failed=$((failed + 1))
 	fi
+	# The build-time check of mirrored kernel bodies, against copies of the test kernel's
+	# tree with one body changed; module_test loads the build that took the fallback.
+	echo "== host: builds against a kernel tree with a mirrored body changed (tools/testing/mirror-test.sh)"
+	mt="$build/mirrors"
+	bash "$top/tools/testing/mirror-test.sh" "$kdir" "$mt" | tee "$build/mirror-test.log"
+	passed=$((passed + $(grep -c '^PASS' "$build/mirror-test.log")))
+	failed=$((failed + $(grep -c '^FAIL' "$build/mirror-test.log")))
+	mkdir -p "$mt/extra"
 	suite "test kernel ($(basename "$kdir"))" test --kdir "$kdir" --module "$top/rust_user_events.ko" \
-		--add "$build/guest" --add "$ws/extra"
+		--add "$build/guest" --add "$ws/extra" --add "$mt/extra"
 	;;
 esac
 
@@ -185,8 +193,20 @@ case " $kernels " in
 	echo "== debian: building the module for Debian's kernels"
 	start=$(date +%s)
 	if mapfile -t kos < <(bash "$top/tools/debian/build.sh") && [ "${#kos[@]}" -eq "${#DEBIAN_FLAVOURS[@]}" ]; then
-		for ko in "${kos[@]}"; do echo "PASS debian: built $ko"; done
-		passed=$((passed + ${#kos[@]}))
+		for ko in "${kos[@]}"; do
+			echo "PASS debian: built $ko"
+			passed=$((passed + 1))
+			# Debian's tree is the one the mirrors were audited against: every gate on.
+			gen=$(dirname "$ko")/src/src/mirrors_generated.rs
+			if [ -f "$gen" ] && ! grep -q ': bool = false;' "$gen"; then
+				echo "PASS debian: every mirrored body matches its audited text ($(basename "$(dirname "$ko")"))"
+				passed=$((passed + 1))
+			else
+				grep -s 'false\|CHANGED' "$gen"
+				echo "FAIL debian: mirrored bodies differ from their audited text ($(basename "$(dirname "$ko")"))"
+				failed=$((failed + 1))
+			fi
+		done
 	else
 		echo "FAIL debian: building for Debian's kernels failed"
 		failed=$((failed + 1))

@@ -15,6 +15,8 @@ mkdir -p "$dest"
 cd "$top"
 {
 	printf '%s\n' Kbuild dkms.conf
-	find include src -type f \( -name '*.rs' -o -name '*.c' -o -name '*.h' \) ! -name bindings_generated.rs
-	printf 'tools/debian/%s\n' toolchain-check.sh prepare-kernel.sh build-module.sh
+	find include src -type f \( -name '*.rs' -o -name '*.c' -o -name '*.h' \) ! -name '*_generated.rs'
+	find mirrors -type f
+	printf 'tools/%s\n' mirrors.sh debian/toolchain-check.sh debian/prepare-kernel.sh \
+		debian/build-module.sh
 } | sort | cpio -pdm --quiet "$dest"

@@ -11,6 +11,8 @@
  * files already exist. RUE_WRONG_SYMBOL names a build renamed rust_user_wsym00
  * that resolves a wrong kernel symbol (make check builds it for the test
  * kernel): its load must be refused (ENOEXEC), the message naming the symbol.
+ * RUE_MIRROR names a build against a kernel tree with one mirrored body changed
+ * (tools/testing/mirror-test.sh), which must load with that mirror's fallback.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -109,24 +111,14 @@ TEST(another_provider_is_refused_with_ebusy)
 	EXPECT_TRUE(exists(STATUS_FILE));
 }
 
-/* A kernel symbol that is not what the module expects refuses the load, and says which. */
-TEST(a_wrong_symbol_refuses_the_load)
+/* The kernel log's records that contain @needle, into @log (@size bytes); -errno or 0. */
+static int kernel_log(const char *needle, char *log, size_t size)
 {
-	const char *path = getenv("RUE_WRONG_SYMBOL");
-	char log[1 << 16];
+	int fd = open("/dev/kmsg", O_RDONLY | O_NONBLOCK);
 	size_t n = 0;
-	int fd;
 
-	path = path ? path : "/rue/rust_user_wsym00.ko";
-	if (!exists(path))
-		SKIP(return, "no build with a wrong symbol here (make check builds one for the test kernel)");
-	EXPECT_EQ(-ENOEXEC, load(path));
-	EXPECT_EQ(0, module_listed("rust_user_wsym00"));
-	EXPECT_TRUE(exists(DATA_FILE));
-	/* The kernel log's last lines name the symbol and what kallsyms has there. */
-	fd = open("/dev/kmsg", O_RDONLY | O_NONBLOCK);
-	ASSERT_NE(-1, fd);
-	ASSERT_EQ(0, lseek(fd, 0, SEEK_SET) < 0 ? -errno : 0);
+	if (fd < 0 || lseek(fd, 0, SEEK_SET) < 0)
+		return -errno;
 	log[0] = 0;
 	for (;;) {
 		char rec[2048];
@@ -137,14 +129,71 @@ TEST(a_wrong_symbol_refuses_the_load)
 		if (len <= 0)
 			break;
 		rec[len] = 0;
-		if (strstr(rec, "rust_user_wsym00") && n + len < sizeof(log)) {
+		if (strstr(rec, needle) && n + len < size) {
 			memcpy(log + n, rec, len + 1);
 			n += len;
 		}
 	}
 	close(fd);
+	return 0;
+}
+
+/* A kernel symbol that is not what the module expects refuses the load, and says which. */
+TEST(a_wrong_symbol_refuses_the_load)
+{
+	const char *path = getenv("RUE_WRONG_SYMBOL");
+	char log[1 << 16];
+
+	path = path ? path : "/rue/rust_user_wsym00.ko";
+	if (!exists(path))
+		SKIP(return, "no build with a wrong symbol here (make check builds one for the test kernel)");
+	EXPECT_EQ(-ENOEXEC, load(path));
+	EXPECT_EQ(0, module_listed("rust_user_wsym00"));
+	EXPECT_TRUE(exists(DATA_FILE));
+	/* The kernel log's last lines name the symbol and what kallsyms has there. */
+	ASSERT_EQ(0, kernel_log("rust_user_wsym00", log, sizeof(log)));
 	EXPECT_NE(NULL, strstr(log, "\"tracefs_mount_count\": kallsyms has \"tracefs_registered+0x0/"))
 		TH_LOG("kernel log of the load:\n%s", log);
+}
+
+/*
+ * A build against a kernel tree whose __preempt_count_dec_and_test() changed (make check's
+ * tools/testing/mirror-test.sh checks the build: the write section in C calls) loads, says which
+ * body changed, and records: EBADF with nobody attached, the record in ftrace once enabled.
+ */
+TEST(a_changed_mirror_is_built_with_its_fallback)
+{
+	const char *path = getenv("RUE_MIRROR");
+	static char buf[1 << 16];
+	volatile __u32 word = 0;
+	__u32 value = 0x5eed;
+	int data, index;
+
+	path = path ? path : "/rue/mirror/rust_user_events.ko";
+	if (!exists(path))
+		SKIP(return, "no build against a changed mirror here (make check builds one for the test kernel)");
+	ASSERT_EQ(0, unload());
+	ASSERT_EQ(0, load(path));
+	ASSERT_EQ(0, kernel_log("kernel bodies that changed", buf, sizeof(buf)));
+	EXPECT_NE(NULL, strstr(buf, "since they were audited: x86_preempt_count_dec_and_test\n"))
+		TH_LOG("kernel log of the load:\n%s", buf);
+	data = open(DATA_FILE, O_RDWR);
+	ASSERT_NE(-1, data);
+	index = rue_reg(data, "__rue_mirror u32 v", &word, 0);
+	ASSERT_LE(0, index) TH_LOG("%s", strerror(-index));
+	EXPECT_EQ(-EBADF, rue_emit(data, index, &value, sizeof(value)));
+	ASSERT_EQ(0, write_file(RUE_TRACEFS "trace", ""));
+	ASSERT_EQ(0, rue_set_enable("__rue_mirror", "1"));
+	EXPECT_EQ(1, word);
+	EXPECT_EQ(8, rue_emit(data, index, &value, sizeof(value)));
+	ASSERT_EQ(0, rue_set_enable("__rue_mirror", "0"));
+	ASSERT_LT(0, read_file(RUE_TRACEFS "trace", buf, sizeof(buf)));
+	EXPECT_NE(NULL, strstr(buf, "__rue_mirror: v=0x5eed (24301)\n")) TH_LOG("trace:\n%s", buf);
+	EXPECT_EQ(0, rue_unreg(data, &word, 0));
+	ASSERT_EQ(0, close(data));
+	/* The event goes once unused; until then it pins the module. */
+	EXPECT_TRUE(rue_wait_until(unload() == 0, 10000, 1000));
+	ASSERT_EQ(0, load(module_path()));
 }
 
 TEST(unload_is_refused_while_data_file_is_open)
