@@ -16,7 +16,8 @@
 #    the build must stop, naming it, and make no module.
 #
 # The copies are hard links of KDIR's source but for the changed file, which is
-# written anew; KDIR's objects are used as they are (make -C COPY O=KDIR).
+# written anew, made beside the source (the same file system) and removed at the
+# end; KDIR's objects are used as they are (make -C COPY O=KDIR).
 #
 # Usage: mirror-test.sh KDIR OUT   (prints PASS/FAIL lines; exits 1 on a FAIL)
 set -uo pipefail
@@ -26,6 +27,8 @@ kdir=$1
 out=$2
 src=$(readlink -f "$kdir/source")
 fails=0
+trees=$(mktemp -d "$(dirname "$src")/mirror-test.XXXXXX")
+trap 'rm -rf "$trees"' EXIT
 
 pass() { echo "PASS mirrors: $*"; }
 fail() {
@@ -37,7 +40,7 @@ fail() {
 # module's sources; builds, leaving the log in OUT/NAME/build.log. Returns 0 if
 # the module built, 1 if not, 3 if SED changed nothing (reported here).
 build() {
-	local name=$1 file=$2 script=$3 tree=$out/$1/linux
+	local name=$1 file=$2 script=$3 tree=$trees/$1
 	mkdir -p "$out/$name"
 	cp -al "$src" "$tree"
 	sed "$script" "$src/$file" >"$tree/$file.new" && mv "$tree/$file.new" "$tree/$file"
@@ -121,6 +124,4 @@ else
 	fail "$name: the build did not stop on the changed dyn_event_add(), or did not say why"
 fi
 
-# The copies are a kernel tree each (hard links, but many of them).
-rm -rf "$out/fallback/linux" "$out/refusal/linux"
 [ $fails -eq 0 ]
