@@ -3,7 +3,7 @@
 #
 # Installs everything rust-user-events needs on a Debian 12 (bookworm) host:
 # Debian's linux-source-7.3 from trixie-backports (pinned low so nothing else
-# is upgraded from it), the LLVM 19 toolchain, QEMU, a static busybox, the
+# is upgraded from it; experimental's lists too, for its kernel's version), the LLVM 19 toolchain, QEMU, a static busybox, the
 # kernel's build dependencies, gcc's 32-bit (i386) libraries, Debian's perf (run inside the test VM), rust-src,
 # rustfmt, a pinned bindgen-cli, and debootstrap (tools/debian/chroot.sh makes
 # the trixie root with Debian's own kernel toolchain from it); for the arm64
@@ -72,6 +72,9 @@ missing_packages() {
 
 need_update=0
 if ensure_apt_source trixie-backports; then need_update=1; fi
+# experimental's kernel, for make check's build with the next toolchain (nothing is
+# installed from it: the suite is NotAutomatic, apt's priority 1).
+if ensure_apt_source experimental; then need_update=1; fi
 if ensure_apt_source "$QEMU_SUITE"; then need_update=1; fi
 if ensure_pin; then need_update=1; fi
 mapfile -t missing < <(missing_packages)

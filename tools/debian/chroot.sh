@@ -4,7 +4,8 @@
 # A Debian trixie environment with the toolchain Debian's 7.3 kernels were
 # built with (gcc-14, Debian's rustc, rust-src, bindgen, pahole), Debian's
 # linux-source-7.3 and the headers packages of the supported kernels, made with
-# debootstrap. It stands in for a Debian user's machine: make check builds the
+# debootstrap (with RUE_DEBIAN=experimental, a sid one for experimental's
+# kernel: kernels.conf). It stands in for a Debian user's machine: make check builds the
 # module there for Debian's kernels, and tests the install (DKMS) there.
 #
 # The root lives in $RUE_CACHE/debian, keyed by the packages it holds, so it
@@ -50,7 +51,7 @@ packages+=("linux-source-$DEBIAN_SERIES=$DEBIAN_VERSION")
 # The root is keyed by what goes into it (format 2: debootstrap minbase, arm64
 # as a foreign architecture), so a new kernel upload in the suite makes a new root.
 key=$(echo "2 $mirror ${packages[*]} ${foreign[*]}" | sha256sum | cut -c1-16)
-root="$cache/debian/trixie-$key"
+root="$cache/debian/$DEBIAN_BASE-$key"
 
 make_root() {
 	command -v debootstrap >/dev/null 2>&1 || {
@@ -60,12 +61,15 @@ make_root() {
 	local tmp="$root.tmp"
 	rm -rf "$tmp"
 	mkdir -p "$(dirname "$root")"
-	log "debootstrap trixie into $root (a few minutes)"
-	debootstrap --variant=minbase trixie "$tmp" "$mirror" >"$cache/debian/debootstrap.log" 2>&1 ||
+	log "debootstrap $DEBIAN_BASE into $root (a few minutes)"
+	debootstrap --variant=minbase "$DEBIAN_BASE" "$tmp" "$mirror" >"$cache/debian/debootstrap.log" 2>&1 ||
 		{ tail -20 "$cache/debian/debootstrap.log" >&2; exit 1; }
-	printf 'Types: deb\nURIs: %s\nSuites: trixie trixie-updates %s\nComponents: main\nSigned-By: /usr/share/keyrings/debian-archive-keyring.gpg\n' \
-		"$mirror" "$DEBIAN_SUITE" >"$tmp/etc/apt/sources.list.d/debian.sources"
+	printf 'Types: deb\nURIs: %s\nSuites: %s %s\nComponents: main\nSigned-By: /usr/share/keyrings/debian-archive-keyring.gpg\n' \
+		"$mirror" "${DEBIAN_BASE_SUITES[*]}" "$DEBIAN_SUITE" >"$tmp/etc/apt/sources.list.d/debian.sources"
 	rm -f "$tmp/etc/apt/sources.list"
+	# The host's archive may be a snapshot older than sid's and experimental's Release
+	# files allow (Valid-Until); the packages are named by version all the same.
+	printf 'Acquire::Check-Valid-Until "false";\n' >"$tmp/etc/apt/apt.conf.d/99rue-valid-until"
 	# Nothing may start services inside the root.
 	printf '#!/bin/sh\nexit 101\n' >"$tmp/usr/sbin/policy-rc.d"
 	chmod 0755 "$tmp/usr/sbin/policy-rc.d"
@@ -86,7 +90,7 @@ make_root() {
 	in_root "$tmp" apt-get clean
 	touch "$tmp/.rue-complete"
 	mv "$tmp" "$root"
-	for old in "$cache"/debian/trixie-*/; do
+	for old in "$cache/debian/$DEBIAN_BASE"-*/; do
 		[ "${old%/}" = "$root" ] || rm -rf "${old%/}"
 	done
 }

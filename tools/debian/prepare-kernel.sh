@@ -75,8 +75,11 @@ cp "$headers/.config" "$kdir/.config"
 kmake -s olddefconfig
 # olddefconfig rewrites whatever the toolchain cannot give (a missing pahole
 # drops DEBUG_INFO_BTF, and struct module changes layout): the tree must be
-# configured exactly as the kernel was, signing-key paths aside.
-filter='^CONFIG_(MODULE_SIG_KEY|SYSTEM_TRUSTED_KEYS|SYSTEM_REVOCATION_KEYS|SYSTEM_BLACKLIST_HASH_LIST)='
+# configured exactly as the kernel was: every option the same, the signing-key
+# paths and the versions of the tools aside (gcc's text may name another Debian
+# revision of the same release, toolchain-check.sh; binutils' versions may be a
+# later upload in the suite, which changed none of the options they imply).
+filter='^CONFIG_(MODULE_SIG_KEY|SYSTEM_TRUSTED_KEYS|SYSTEM_REVOCATION_KEYS|SYSTEM_BLACKLIST_HASH_LIST|CC_VERSION_TEXT|AS_VERSION|LD_VERSION)='
 if ! diff <(grep -Ev "$filter" "$headers/.config") <(grep -Ev "$filter" "$kdir/.config") >"$dir/config.diff"; then
 	cat "$dir/config.diff" >&2
 	fail "the prepared .config differs from the kernel's (above): the toolchain does not match the kernel."
