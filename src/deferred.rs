@@ -175,8 +175,11 @@ impl Drop for Workqueues {
 /// Set once a task work item was queued ([`OnReturn::queue`]): the unload then waits for RCU Tasks.
 static ON_RETURN_USED: AtomicBool = AtomicBool::new(false);
 
+/// A task work item as the kernel's C code knows it (`struct callback_head`).
+pub(crate) type CallbackHead = bindings::callback_head;
+
 /// A task work function of this module.
-pub(crate) type OnReturnFn = unsafe extern "C" fn(*mut bindings::callback_head);
+pub(crate) type OnReturnFn = unsafe extern "C" fn(*mut CallbackHead);
 
 /// A task work item (`struct callback_head`), to embed in the object its function works on:
 /// the function receives a pointer to it (`container_of!` through a pointer cast to this
@@ -212,9 +215,7 @@ impl OnReturn {
         if cfg!(all(CONFIG_PREEMPTION, not(CONFIG_TASKS_RCU))) {
             return false;
         }
-        let module = this_module();
-        // SAFETY: `module` is this module, live while its code runs.
-        if !unsafe { bindings::try_module_get(module) } {
+        if !module_get() {
             return false;
         }
         ON_RETURN_USED.store(true, Ordering::Relaxed);
@@ -233,13 +234,31 @@ impl OnReturn {
             return true;
         }
         // SAFETY: The reference taken above, which nothing else holds.
-        unsafe { bindings::module_put(module) };
+        unsafe { module_put() };
         false
     }
 }
 
+/// This module, as the kernel's `struct module` (C's `THIS_MODULE`).
 fn this_module() -> *mut bindings::module {
     <crate::RustUserEvents as kernel::ModuleMetadata>::THIS_MODULE.as_ptr()
+}
+
+/// Takes a reference on this module (`try_module_get`): false once it is unloading.
+pub(crate) fn module_get() -> bool {
+    // SAFETY: This module is live while its code runs.
+    unsafe { bindings::try_module_get(this_module()) }
+}
+
+/// Drops a reference on this module.
+///
+/// # Safety
+///
+/// The caller owns a reference [`module_get`] took, and runs no code of this module after the
+/// call that the unload does not wait for.
+pub(crate) unsafe fn module_put() {
+    // SAFETY: The caller's reference.
+    unsafe { bindings::module_put(this_module()) };
 }
 
 /// The last step of a function queued by [`OnReturn::queue`]: drops its module reference.
@@ -250,7 +269,7 @@ fn this_module() -> *mut bindings::module {
 pub(crate) unsafe fn returned() {
     // SAFETY: The reference `OnReturn::queue` took; the unload waits for the caller's return (see
     // the module docs).
-    unsafe { bindings::module_put(this_module()) };
+    unsafe { module_put() };
 }
 
 /// Borrows a published workqueue; `None` only during module exit, after it drained.

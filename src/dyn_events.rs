@@ -3,168 +3,44 @@
 //! `dynamic_events` integration: `u:name fields` lines create persistent user events,
 //! `!u:name fields` / `-:name` lines delete them, and every user event is listed (spec §3.4).
 //!
-//! 7.3 exports neither `dyn_event_register()` nor the list the inline `dyn_event_add()` uses,
-//! and has no way to unregister a type. The module does the same work on resolved data (see
-//! [`crate::symbols`]): it links its `dyn_event_operations` into `dyn_event_ops_list` under
-//! `dyn_event_ops_mutex`, and the group, which owns each event's life, links each event's
-//! `struct dyn_event` into `dyn_event_list` under `event_mutex` ([`group::set_dyn_link`]); at
-//! unload it unlinks the operations under the same mutex. The core only calls
-//! the operations with `dyn_event_ops_mutex` (create) or `event_mutex` (show, match, free,
-//! is_busy) held, so after the unlink no call can start and none is running.
+//! The operations of the `u:` type, on typed arguments; [`crate::dyn_ops`] is how the tracing
+//! core calls them, and links them into `dynamic_events`.
 
 use crate::{
-    bindings,
     event::{UserEvent, REG_PERSIST},
     event_mutex::Held,
-    group::{self, DynLink, Group},
+    group::{self, Group},
     kbuf::KBuf,
     logic::{matching, show},
     seq::SeqWriter,
-    symbols::{KernelMutexGuard, Symbols},
+    trace_call,
 };
-use core::{
-    cell::UnsafeCell,
-    ptr::{null_mut, NonNull},
-    sync::atomic::{AtomicPtr, Ordering},
-};
-use kernel::{prelude::*, seq_file::SeqFile, sync::Arc};
+use core::ptr::NonNull;
+use kernel::prelude::*;
 
-/// The group `create` registers into, set while the operations are linked. A static because
-/// the core calls `create` with the command text only.
-static GROUP: AtomicPtr<Group> = AtomicPtr::new(null_mut());
-
-/// The operations; the core links them through their `list` field.
-struct Ops(UnsafeCell<bindings::dyn_event_operations>);
-
-// SAFETY: The core reads the operations under its mutexes; this module writes `list` only while
-// linking and unlinking under `dyn_event_ops_mutex`.
-unsafe impl Sync for Ops {}
-
-static OPS: Ops = Ops(UnsafeCell::new(bindings::dyn_event_operations {
-    list: bindings::list_head {
-        next: null_mut(),
-        prev: null_mut(),
-    },
-    create: Some(create),
-    show: Some(show_line),
-    is_busy: Some(is_busy),
-    free: Some(free),
-    match_: Some(match_event),
-}));
-
-/// The `u:` operations, linked into `dynamic_events` while alive.
-pub(crate) struct DynEventType {
-    ops_mutex: NonNull<bindings::mutex>,
-    _group: Arc<Group>,
-}
-
-// SAFETY: Only kernel-global objects are referenced.
-unsafe impl Send for DynEventType {}
-// SAFETY: As above.
-unsafe impl Sync for DynEventType {}
-
-impl DynEventType {
-    /// Registers the `u:` type (upstream `dyn_event_register(&user_event_dops)`).
-    pub(crate) fn new(symbols: &Symbols, group: Arc<Group>) -> Self {
-        group::set_dyn_link(Some(DynLink {
-            list: symbols.dyn_event_list,
-            // SAFETY: The address of a static is not null.
-            ops: unsafe { NonNull::new_unchecked(OPS.0.get()) },
-        }));
-        GROUP.store(Arc::as_ptr(&group).cast_mut(), Ordering::Release);
-        // SAFETY: `dyn_event_ops_mutex` is a resolved symbol mutex; module init may sleep.
-        let _guard = unsafe { KernelMutexGuard::lock(symbols.dyn_event_ops_mutex) };
-        // SAFETY: `dyn_event_ops_mutex` is held, which protects `dyn_event_ops_list`; `OPS` is
-        // static and stays linked until `drop`.
-        unsafe {
-            let list = &raw mut (*OPS.0.get()).list;
-            bindings::INIT_LIST_HEAD(list);
-            bindings::list_add_tail(list, symbols.dyn_event_ops_list.as_ptr());
-        }
-        Self {
-            ops_mutex: symbols.dyn_event_ops_mutex,
-            _group: group,
-        }
-    }
-}
-
-impl Drop for DynEventType {
-    fn drop(&mut self) {
-        {
-            // SAFETY: `ops_mutex` is the resolved `dyn_event_ops_mutex`; module exit may sleep.
-            let _guard = unsafe { KernelMutexGuard::lock(self.ops_mutex) };
-            // SAFETY: Linked in `new` under the same mutex, held again here.
-            unsafe { bindings::rue_list_del_init(&raw mut (*OPS.0.get()).list) };
-        }
-        GROUP.store(null_mut(), Ordering::Release);
-        group::set_dyn_link(None);
-    }
-}
-
-/// The event a `dyn_event` of ours belongs to.
-///
-/// # Safety
-///
-/// `ev` must be the `dyn_event` of a registered [`UserEvent`].
-unsafe fn event_of(ev: *mut bindings::dyn_event) -> NonNull<UserEvent> {
-    // SAFETY: Guaranteed by the caller.
-    unsafe { UserEvent::from_devent(ev) }
-}
-
-/// `create`: `u:name[:flags] fields` makes a persistent event (upstream `user_event_create`).
-///
-/// # Safety
-///
-/// Called by the core with a NUL-terminated command, under `dyn_event_ops_mutex`.
-unsafe extern "C" fn create(raw_command: *const c_char) -> c_int {
-    // SAFETY: The core passes a NUL-terminated string.
-    let cmd = unsafe { CStr::from_char_ptr(raw_command) }.to_bytes();
+/// `create`: `u:name[:flags] fields` makes a persistent event (upstream `user_event_create`);
+/// `ECANCELED` for a command of another type.
+pub(crate) fn create(group: &Group, cmd: &[u8]) -> Result {
     let Some(rest) = cmd.strip_prefix(show::USER_EVENTS_PREFIX.as_bytes()) else {
-        return ECANCELED.to_errno();
+        return Err(ECANCELED);
     };
     let start = rest
         .iter()
         .position(|b| !b.is_ascii_whitespace())
         .unwrap_or(rest.len());
-    let Ok(name_args) = core::str::from_utf8(&rest[start..]) else {
-        return EINVAL.to_errno();
-    };
-    let group = GROUP.load(Ordering::Acquire);
-    if group.is_null() {
-        return ENOENT.to_errno();
-    }
-    // SAFETY: `GROUP` points to the group held by the registered type, alive while linked.
-    let group = unsafe { &*group };
+    let name_args = core::str::from_utf8(&rest[start..]).map_err(|_| EINVAL)?;
     let _reg = group.reg_mutex.lock();
-    match group.find_or_create(name_args, REG_PERSIST) {
-        // The event keeps its own reference; the creator's goes here.
-        Ok(_event) => 0,
-        Err(e) => e.to_errno(),
-    }
+    // The event keeps its own reference; the creator's goes here.
+    group.find_or_create(name_args, REG_PERSIST).map(drop)
 }
 
 /// `show`: the `dynamic_events` line (upstream `user_event_show`).
-///
-/// # Safety
-///
-/// Called by the core under `event_mutex` with one of our events.
-unsafe extern "C" fn show_line(m: *mut bindings::seq_file, ev: *mut bindings::dyn_event) -> c_int {
-    // SAFETY: `ev` is ours and registered while the core holds `event_mutex`.
-    let event = unsafe { event_of(ev).as_ref() };
-    // SAFETY: The core passes a valid seq_file.
-    let seq = unsafe { SeqFile::from_raw(m) };
-    let _ = show::write_show_line(&mut SeqWriter(seq), event.reg_name(), event.field_tuples());
-    0
+pub(crate) fn show(w: &mut SeqWriter<'_>, event: &UserEvent) {
+    let _ = show::write_show_line(w, event.reg_name(), event.field_tuples());
 }
 
 /// `is_busy` (upstream: `!user_event_last_ref`).
-///
-/// # Safety
-///
-/// As [`show_line`].
-unsafe extern "C" fn is_busy(ev: *mut bindings::dyn_event) -> bool {
-    // SAFETY: As in `show_line`.
-    let e = unsafe { event_of(ev).as_ref() };
+pub(crate) fn is_busy(e: &UserEvent) -> bool {
     !e.is_last_ref() || e.core_busy()
 }
 
@@ -172,64 +48,46 @@ unsafe extern "C" fn is_busy(ev: *mut bindings::dyn_event) -> bool {
 ///
 /// # Safety
 ///
-/// As [`show_line`].
-unsafe extern "C" fn free(ev: *mut bindings::dyn_event) -> c_int {
-    // SAFETY: As in `show_line`.
-    let event = unsafe { event_of(ev) };
-    // SAFETY: As above.
+/// `event` is registered.
+pub(crate) unsafe fn free(event: NonNull<UserEvent>, held: &mut Held) -> Result {
+    // SAFETY: Registered (the caller's guarantee) and `event_mutex` is held (`held`).
     let e = unsafe { event.as_ref() };
     if !e.is_last_ref() {
-        return EBUSY.to_errno();
+        return Err(EBUSY);
     }
-    if e.is_persist() && !group::perfmon_capable() {
-        return EPERM.to_errno();
+    if e.is_persist() && !trace_call::perfmon_capable() {
+        return Err(EPERM);
     }
-    // SAFETY: The core holds `event_mutex` around `free`.
-    let mut held = unsafe { Held::assume_held() };
-    match group::unlink_and_free(event, &mut held) {
-        Ok(()) => 0,
-        Err(e) => e.to_errno(),
-    }
+    group::unlink_and_free(event, held)
 }
 
 /// `match` (upstream `user_event_match`): by registered name, either user_events system (Q10),
-/// and the exact field list without the `;` fix-up of the registration path.
-///
-/// # Safety
-///
-/// As [`show_line`], with `argc` strings in `argv`.
-unsafe extern "C" fn match_event(
-    system: *const c_char,
-    event: *const c_char,
-    argc: c_int,
-    argv: *mut *const c_char,
-    ev: *mut bindings::dyn_event,
+/// and the exact field list (`args`, the core's words) without the `;` fix-up of the
+/// registration path.
+pub(crate) fn matches<'a>(
+    e: &UserEvent,
+    system: Option<&CStr>,
+    name: &CStr,
+    args: impl Iterator<Item = &'a [u8]>,
 ) -> bool {
-    // SAFETY: As in `show_line`.
-    let e = unsafe { event_of(ev).as_ref() };
-    // SAFETY: The core passes a NUL-terminated event name.
-    if unsafe { CStr::from_char_ptr(event) }.to_bytes() != e.reg_name().as_bytes() {
+    if name.to_bytes() != e.reg_name().as_bytes() {
         return false;
     }
-    if !system.is_null() {
-        // SAFETY: A non-null system is NUL-terminated.
-        let system = unsafe { CStr::from_char_ptr(system) };
+    if let Some(system) = system {
         if !matching::system_matches(system.to_str().unwrap_or("")) {
             return false;
         }
     }
-    // Re-join the core's argv; splitting it again on whitespace gives the same tokens.
-    let mut args = KBuf::new();
-    for i in 0..usize::try_from(argc).unwrap_or(0) {
-        // SAFETY: `argv` holds `argc` NUL-terminated strings.
-        let arg = unsafe { CStr::from_char_ptr(*argv.add(i)) }.to_bytes();
-        if (i > 0 && args.push_bytes(b" ").is_err()) || args.push_bytes(arg).is_err() {
+    // Re-join the core's words; splitting them again on whitespace gives the same tokens.
+    let mut joined = KBuf::new();
+    for (i, arg) in args.enumerate() {
+        if (i > 0 && joined.push_bytes(b" ").is_err()) || joined.push_bytes(arg).is_err() {
             return false;
         }
     }
-    let args = args.into_vec();
-    let Ok(args) = core::str::from_utf8(&args) else {
+    let joined = joined.into_vec();
+    let Ok(joined) = core::str::from_utf8(&joined) else {
         return false;
     };
-    matching::fields_match(e.field_tuples(), args, false)
+    matching::fields_match(e.field_tuples(), joined, false)
 }

@@ -78,11 +78,12 @@
 //! [`crate::event_mutex`].
 
 use crate::{
-    bindings, deferred,
+    deferred::{self, CallbackHead},
     event::UserEvent,
     event_mutex::{EventLocked, Held},
     logic::enable,
-    task,
+    task::{self, TaskStruct},
+    user_word::{self, PinnedWord},
 };
 use core::{
     ptr::{null_mut, NonNull},
@@ -199,7 +200,7 @@ pub(crate) struct Scope {
     fault_work: Work<Scope, 3>,
     /// The task whose return to user space runs the scope's fault-ins, while `own_work` is
     /// queued on it ([`Scope::fault_in_on_return`]); null otherwise.
-    own_task: AtomicPtr<bindings::task_struct>,
+    own_task: AtomicPtr<TaskStruct>,
     own_work: deferred::OnReturn,
 }
 
@@ -557,7 +558,7 @@ impl WorkItem<3> for Scope {
 ///
 /// `head` is the `own_work` of a scope, queued by [`Scope::fault_in_on_return`], which leaked a
 /// reference on the scope for it.
-unsafe extern "C" fn faults_on_return(head: *mut bindings::callback_head) {
+unsafe extern "C" fn faults_on_return(head: *mut CallbackHead) {
     // SAFETY: `head` is the `own_work` field of a scope (`OnReturn` is transparent), which the
     // reference `fault_in_on_return` leaked keeps alive; that reference is taken back here.
     let scope = unsafe {
@@ -873,32 +874,9 @@ fn with_mmap_read<R>(mm: &Mm, f: impl FnOnce(&MmWithUser) -> R) -> Result<R> {
 /// with [`fault_in`], outside `event_mutex`, and tries again.
 fn write_bit(mm: &Mm, addr: u64, bit: u8, set: bool) -> Result {
     let (word, bit) = enable::word_and_bit(addr, bit);
-    let mut page: *mut bindings::page = null_mut();
-    let pinned = with_mmap_read(mm, |user| {
-        // SAFETY: The address space is held by `mmget` and its mmap lock is held for reading,
-        // as `pin_user_pages_remote` requires; one page pointer slot. `FOLL_NOFAULT` never
-        // sleeps on the target's page faults.
-        unsafe {
-            bindings::pin_user_pages_remote(
-                user.as_raw(),
-                word as c_ulong,
-                1,
-                bindings::FOLL_WRITE | bindings::FOLL_NOFAULT,
-                &mut page,
-                null_mut(),
-            )
-        }
-    })?;
-    if pinned != 1 {
-        return Err(EFAULT);
-    }
-    // CAST: the offset within a page fits in `unsigned long`.
-    let offset = (word % bindings::PAGE_SIZE as u64) as c_ulong;
-    // SAFETY: `page` is pinned for writing and `offset` addresses an aligned long in it.
-    unsafe {
-        bindings::rue_page_change_bit(page.cast(), offset, bit, set);
-        bindings::unpin_user_pages_dirty_lock(&mut page, 1, true);
-    }
+    // SAFETY: `with_mmap_read` holds the address space's mmap lock for reading.
+    let pinned = with_mmap_read(mm, |user| unsafe { PinnedWord::pin(user, word) })?;
+    pinned.ok_or(EFAULT)?.change_bit(bit, set);
     Ok(())
 }
 
@@ -915,12 +893,7 @@ fn write_own_bit(mm: &Mm, addr: u64, bit: u8, set: bool) -> Result {
         return Err(EFAULT);
     }
     let (word, mask) = enable::u32_and_mask(addr, bit);
-    // SAFETY: Any user address is allowed: the access is checked against the user range and
-    // faults (page faults are disabled) become `-EFAULT`. The word is the caller's own memory,
-    // which its program may change at any time itself; the access is atomic, so it changes
-    // only `mask` of it.
-    let ret = unsafe { bindings::rue_user_change_bit(word as usize as *mut u32, mask, set) };
-    kernel::error::to_result(ret)
+    user_word::change_own_bit(word as usize, mask, set)
 }
 
 /// How a fault-in may wait.
@@ -941,24 +914,16 @@ enum Wait {
 fn fault_in(mm: &Mm, addr: u64, wait: Wait) -> Result {
     let (word, _) = enable::word_and_bit(addr, 0);
     let mut unlocked = false;
-    let unlocked: *mut bool = match wait {
-        Wait::Killable => &mut unlocked,
-        Wait::Never => null_mut(),
+    let unlocked = match wait {
+        Wait::Killable => Some(&mut unlocked),
+        Wait::Never => None,
     };
-    let ret = with_mmap_read(mm, |user| {
-        // SAFETY: The address space is held by `mmget` (or is the calling task's) and its mmap
-        // lock for reading. With `unlocked`, the fault may drop and retake that lock, and
-        // returns with it held, as the guard expects; nothing here holds a VMA across it.
-        unsafe {
-            bindings::fixup_user_fault(
-                user.as_raw(),
-                word as c_ulong,
-                bindings::fault_flag_FAULT_FLAG_WRITE | bindings::fault_flag_FAULT_FLAG_REMOTE,
-                unlocked,
-            )
-        }
-    })?;
-    kernel::error::to_result(ret).map_err(|_| EFAULT)
+    with_mmap_read(mm, |user| {
+        // SAFETY: `with_mmap_read` holds the address space's mmap lock for reading. With
+        // `unlocked`, the fault may drop and retake that lock, and returns with it held, as the
+        // guard expects; nothing here holds a VMA across it.
+        unsafe { user_word::fault_in_writable(user, word, unlocked) }
+    })?
 }
 
 /// REG and UNREG, before they take `reg_mutex`: faults the caller's enable word at `addr` in,
@@ -972,9 +937,8 @@ pub(crate) fn prefault(scope: &Scope, addr: u64) {
         return;
     }
     let (word, _) = enable::u32_and_mask(addr, 0);
-    // SAFETY: As in `write_own_bit`: any user address is allowed (checked, faults disabled);
-    // an OR of nothing changes no bit of the caller's own word.
-    if unsafe { bindings::rue_user_change_bit(word as usize as *mut u32, 0, true) } == 0 {
+    // An OR of nothing changes no bit of the caller's own word.
+    if user_word::change_own_bit(word as usize, 0, true).is_ok() {
         return;
     }
     let _ = fault_in(&scope.mm, addr, Wait::Killable);

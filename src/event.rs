@@ -7,7 +7,7 @@
 //! group's table only the two fields the table keeps in each event (`table_next`, `name_key`).
 //! Its life (creation, registration with the tracing core, the `dynamic_events` link and
 //! destruction) is run by one owner, [`crate::group`], which hands the callbacks in
-//! ([`Callbacks`]).
+//! ([`Callbacks`]). The C objects themselves are [`CoreEvent`]'s (`crate::trace_call`).
 //!
 //! # Lifetime
 //!
@@ -27,7 +27,7 @@
 //! Under the lock a reference goes with [`UserEvent::put_locked`].
 
 use crate::{
-    bindings, deferred,
+    deferred,
     event_mutex::{EventLocked, Held},
     kbuf::{self, KBuf, StackBuf},
     logic::{
@@ -35,6 +35,7 @@ use crate::{
         print_fmt,
     },
     names,
+    trace_call::{Call, Callbacks, CoreEvent, DynEvent, Field, Tracepoint},
 };
 use core::{mem::offset_of, ops::Range, ptr::NonNull};
 use kernel::{
@@ -46,7 +47,6 @@ use kernel::{
         Refcount,
     },
     time::Jiffies,
-    types::Opaque,
     workqueue::DelayedWork, //
 };
 
@@ -69,23 +69,17 @@ pub(crate) const REG_MULTI_FORMAT: u16 = 1 << 1;
 ///
 /// # Invariants
 ///
-/// Once [`UserEvent::init_c_objects`] ran, the C objects point into this allocation, which does
-/// not move until it is freed; the group registers them with the tracing core. While `put_work`
+/// Once [`UserEvent::init_c_objects`] ran, the C objects (`core`) point into this allocation,
+/// which does not move until it is freed; the group registers them with the tracing core. While `put_work`
 /// is queued, it owns one reference (an [`ARef`] given to the workqueue).
 #[pin_data]
 pub(crate) struct UserEvent {
-    call: Opaque<bindings::trace_event_call>,
-    class: Opaque<bindings::trace_event_class>,
-    tracepoint: Opaque<bindings::tracepoint>,
-    /// The empty `fields_array` terminator the core walks when the field list is empty.
-    fields_end: Opaque<bindings::trace_event_fields>,
-    funcs: Opaque<bindings::trace_event_functions>,
+    /// The C objects the tracing core knows the event by.
+    core: CoreEvent,
     /// The delayed destroy, run by the group ([`crate::group`] implements its `WorkItem`); a
     /// delayed work so that a destroy the core still blocks can be retried later.
     #[pin]
     put_work: DelayedWork<UserEvent>,
-    /// The entry in `dynamic_events` (upstream `devent`).
-    devent: Opaque<bindings::dyn_event>,
     /// NUL-terminated strings: registered name, tracepoint name, print fmt, field types and names.
     ///
     /// Written only by [`UserEvent::new`], from `&str`s: every range of it that the event keeps
@@ -155,14 +149,6 @@ fn push_str(strings: &mut KVec<u8>, s: &[u8]) -> Result<Range<usize>> {
     Ok(start..end)
 }
 
-/// What the owner of the event's life plugs into its C objects.
-pub(crate) struct Callbacks {
-    /// The ftrace probe (`class->probe`).
-    pub(crate) probe: *mut c_void,
-    /// The perf probe (`class->perf_probe`).
-    pub(crate) perf_probe: *mut c_void,
-}
-
 /// The `(type, name)` of each field in `fields`, whose strings are in `strings`.
 fn names<'a>(
     strings: &'a [u8],
@@ -184,19 +170,22 @@ fn str_in<'a>(strings: &'a [u8], range: &Range<usize>) -> &'a str {
 }
 
 impl UserEvent {
-    /// The entry in `dynamic_events`.
-    pub(crate) fn devent(&self) -> *mut bindings::dyn_event {
-        self.devent.get()
-    }
-
     /// The event a `dyn_event` of ours belongs to.
     ///
     /// # Safety
     ///
     /// `devent` must be the `dyn_event` of an initialised [`UserEvent`].
-    pub(crate) unsafe fn from_devent(devent: *mut bindings::dyn_event) -> NonNull<Self> {
-        // SAFETY: `devent` is the `devent` field of a live `UserEvent` (container_of).
-        unsafe { NonNull::new_unchecked(devent.byte_sub(offset_of!(Self, devent)).cast::<Self>()) }
+    pub(crate) unsafe fn from_devent(devent: *mut DynEvent) -> NonNull<Self> {
+        // SAFETY: `devent` is the `devent` of a `CoreEvent`, the `core` field of a live
+        // `UserEvent` (container_of).
+        unsafe {
+            let core = CoreEvent::from_devent(devent);
+            NonNull::new_unchecked(
+                core.as_ptr()
+                    .byte_sub(offset_of!(Self, core))
+                    .cast::<Self>(),
+            )
+        }
     }
 
     /// Parses a new event `name args`; `multi_id` names a multi-format version, `name_key` is
@@ -269,13 +258,8 @@ impl UserEvent {
         let print_fmt = start..strings.len() - 1;
         KBox::pin_init(
             pin_init!(Self {
-                call: Opaque::zeroed(),
-                class: Opaque::zeroed(),
-                tracepoint: Opaque::zeroed(),
-                fields_end: Opaque::zeroed(),
-                funcs: Opaque::zeroed(),
+                core: CoreEvent::zeroed(),
                 put_work <- new_delayed_work!("UserEvent::put_work"),
-                devent: Opaque::zeroed(),
                 strings,
                 reg_name,
                 tp_name,
@@ -308,9 +292,13 @@ impl UserEvent {
             .unwrap_or("")
     }
 
-    fn c_str_at(&self, range: &Range<usize>) -> *const c_char {
-        // Every stored range is followed by a NUL in `strings`.
-        self.strings[range.start..].as_ptr().cast()
+    /// The C string at `range`, one the event keeps: each is followed by a NUL in `strings`,
+    /// and holds none.
+    fn c_str_at(&self, range: &Range<usize>) -> &CStr {
+        self.strings
+            .get(range.start..=range.end)
+            .and_then(|b| CStr::from_bytes_with_nul(b).ok())
+            .unwrap_or(c"")
     }
 
     /// The registered name (`reg_name`).
@@ -360,8 +348,9 @@ impl UserEvent {
     }
 
     /// The tracepoint probes attach to.
-    pub(crate) fn tracepoint(&self) -> *mut bindings::tracepoint {
-        self.tracepoint.get()
+    #[inline(always)]
+    pub(crate) fn tracepoint(&self) -> *mut Tracepoint {
+        self.core.tracepoint()
     }
 
     /// The event a `trace_event_call` of ours belongs to.
@@ -369,15 +358,16 @@ impl UserEvent {
     /// # Safety
     ///
     /// `call` must be the `call` of a registered [`UserEvent`].
-    pub(crate) unsafe fn from_call<'a>(call: *mut bindings::trace_event_call) -> &'a Self {
-        // SAFETY: Per the safety requirements `call` is the first field's address inside a live
-        // `UserEvent`; `data` was set to the event itself at registration.
-        unsafe { &*(*call).data.cast::<Self>() }
+    pub(crate) unsafe fn from_call<'a>(call: *mut Call) -> &'a Self {
+        // SAFETY: Per the safety requirements `call` is the call of a live `UserEvent`, whose
+        // owner was set to the event itself at registration.
+        unsafe { &*CoreEvent::owner(call).cast::<Self>() }
     }
 
     /// The `trace_event_call`.
-    pub(crate) fn call(&self) -> *mut bindings::trace_event_call {
-        self.call.get()
+    #[inline(always)]
+    pub(crate) fn call(&self) -> *mut Call {
+        self.core.call()
     }
 
     /// Consumers currently attached.
@@ -401,85 +391,44 @@ impl UserEvent {
     pub(crate) unsafe fn init_c_objects(this: NonNull<Self>, callbacks: &Callbacks) -> Result {
         // SAFETY: Exclusively owned per the safety requirements.
         let ev = unsafe { this.as_ref() };
-        let call = ev.call.get();
-        let class = ev.class.get();
-        let tp = ev.tracepoint.get();
-        // SAFETY: All objects are zeroed, owned by `ev`, and not yet shared with the core; the
-        // strings they point to live in `ev.strings`, which never changes after `new`.
+        let system = if ev.is_multi() {
+            names::SYSTEM_MULTI
+        } else {
+            names::SYSTEM
+        };
+        // SAFETY: The objects are zeroed, owned by `ev`, not yet shared with the core, and do
+        // not move; the strings they point to live in `ev.strings`, which never changes after
+        // `new`, and `this` outlives them.
         unsafe {
-            (*tp).name = ev.c_str_at(&ev.tp_name);
-            (*ev.funcs.get()).trace = Some(bindings::rue_print_trace);
-            (*class).system = if ev.is_multi() {
-                names::SYSTEM_MULTI.as_char_ptr()
-            } else {
-                names::SYSTEM.as_char_ptr()
-            };
-            (*class).probe = callbacks.probe;
-            (*class).perf_probe = callbacks.perf_probe;
-            (*class).reg = Some(bindings::rue_user_event_reg);
-            (*class).fields_array = ev.fields_end.get();
-            bindings::INIT_LIST_HEAD(&raw mut (*class).fields);
-            (*call).class = class;
-            (*call).__bindgen_anon_1.tp = tp;
-            (*call).event.funcs = ev.funcs.get();
-            (*call).print_fmt = ev.c_str_at(&ev.print_fmt).cast_mut();
-            (*call).data = this.as_ptr().cast();
-            // Upstream's dyn_event_add() sets DYNAMIC: perf and triggers then count references
-            // in `call->refcnt` instead of pinning a module.
-            (*call).flags =
-                (bindings::TRACE_EVENT_FL_TRACEPOINT | bindings::TRACE_EVENT_FL_DYNAMIC) as c_int;
-            bindings::INIT_LIST_HEAD(&raw mut (*ev.devent.get()).list);
-        }
+            ev.core.init(
+                this.as_ptr().cast(),
+                ev.c_str_at(&ev.tp_name),
+                system,
+                ev.c_str_at(&ev.print_fmt),
+                callbacks,
+            )
+        };
         for f in ev.fields.iter() {
-            // SAFETY: `call` is initialised and not yet visible; the strings outlive the call;
-            // the core copies nothing but keeps these pointers, freed with the call.
-            let ret = unsafe {
-                bindings::trace_define_field(
-                    call,
-                    ev.c_str_at(&f.ty),
-                    ev.c_str_at(&f.name),
-                    f.offset as c_int,
-                    f.size as c_int,
-                    c_int::from(f.is_signed),
-                    bindings::FILTER_OTHER as c_int,
-                )
+            let field = Field {
+                ty: ev.c_str_at(&f.ty),
+                name: ev.c_str_at(&f.name),
+                offset: f.offset as usize,
+                size: f.size as usize,
+                is_signed: f.is_signed,
             };
-            if let Err(e) = kernel::error::to_result(ret) {
-                // SAFETY: Still unknown to the core; the field list was initialised above.
-                unsafe { Self::free_fields(this) };
+            // SAFETY: Initialised above and not yet visible; the strings outlive the objects.
+            if let Err(e) = unsafe { ev.core.define_field(&field) } {
+                // SAFETY: Still unknown to the core.
+                unsafe { ev.core.free_fields() };
                 return Err(e);
             }
         }
         Ok(())
     }
 
-    /// Frees the fields [`UserEvent::init_c_objects`] defined, for an event whose registration
-    /// failed before the tracing core knew it: the core frees them only when it removes an event
-    /// (`trace_destroy_fields`, which a module cannot call).
-    ///
-    /// # Safety
-    ///
-    /// `this` must be a leaked, pinned `KBox<UserEvent>` whose C objects were initialised and
-    /// that the core does not know.
-    pub(crate) unsafe fn free_fields(this: NonNull<Self>) {
-        // SAFETY: Exclusively owned per the safety requirements.
-        let ev = unsafe { this.as_ref() };
-        // SAFETY: The class is initialised; its field list is the event's own.
-        let head = unsafe { &raw mut (*ev.class.get()).fields };
-        loop {
-            // SAFETY: `head` is an initialised list, changed by nobody else.
-            let link = unsafe { (*head).next };
-            if link == head {
-                return;
-            }
-            // SAFETY: Every entry but the head is the `link` of a field `trace_define_field`
-            // allocated (from the core's field cache: `kfree` frees any slab object).
-            unsafe {
-                let field = kernel::container_of!(link, bindings::ftrace_event_field, link);
-                bindings::rue_list_del_init(link);
-                bindings::kfree(field.cast());
-            }
-        }
+    /// The C objects, for the group to register and remove.
+    pub(crate) fn core(&self) -> &CoreEvent {
+        &self.core
     }
 
     /// Takes a reference.
@@ -578,11 +527,9 @@ impl UserEvent {
     }
 
     /// True while the tracing core holds references of its own on the event's call
-    /// (`trace_event_dyn_busy`): an `enable_event` trigger being freed, a perf event being set
-    /// up or torn down. kprobe, uprobe and synthetic events refuse deletion then, and so does
-    /// this module: freeing the call would leave the core a dangling pointer.
+    /// ([`CoreEvent::core_busy`]). kprobe, uprobe and synthetic events refuse deletion then, and
+    /// so does this module: freeing the call would leave the core a dangling pointer.
     pub(crate) fn core_busy(&self) -> bool {
-        // SAFETY: `call` is initialised for a registered event; the read is atomic.
-        unsafe { bindings::rue_trace_event_dyn_busy(self.call.get()) }
+        self.core.core_busy()
     }
 }

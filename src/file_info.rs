@@ -4,7 +4,7 @@
 //! its table of registered events (the write indexes) and the three ioctls.
 
 use crate::{
-    bindings, enabler,
+    enabler,
     event::UserEvent,
     event_mutex::Held,
     group::Group,
@@ -22,7 +22,6 @@ use core::{
     sync::atomic::{AtomicPtr, AtomicUsize, Ordering},
 };
 use kernel::{
-    error::from_err_ptr,
     iov::IovIterSource,
     prelude::*,
     sync::{aref::ARef, Arc},
@@ -240,17 +239,8 @@ fn read_name(addr: u64) -> Result<UserName> {
         return Ok(UserName::Heap(strndup_user(addr)?));
     }
     let mut bytes = [0u8; NAME_ON_STACK];
-    // SAFETY: `bytes` is writable for `NAME_ON_STACK` bytes; `strncpy_from_user` checks the user
-    // range itself and copies at most that many bytes, stopping after a NUL.
-    let copied = unsafe {
-        bindings::strncpy_from_user(
-            bytes.as_mut_ptr().cast(),
-            addr as usize as *const c_char,
-            NAME_ON_STACK as isize,
-        )
-    };
     // As `strndup_user`, whose `strnlen_user` reads as far: `EFAULT` for memory it cannot read.
-    let len = usize::try_from(copied).map_err(|_| EFAULT)?;
+    let len = uaccess::strncpy_from_user(&mut bytes, addr as usize)?;
     if len < NAME_ON_STACK {
         return Ok(UserName::Stack(bytes, len));
     }
@@ -259,17 +249,10 @@ fn read_name(addr: u64) -> Result<UserName> {
 
 /// Copies a NUL-terminated user string of at most 511 bytes (`strndup_user(…, 512)`).
 fn strndup_user(addr: u64) -> Result<UserString> {
-    // SAFETY: `strndup_user` validates the user pointer itself.
-    let p = from_err_ptr(unsafe {
-        bindings::strndup_user(addr as usize as *const c_char, MAX_EVENT_DESC)
-    })?;
-    // SAFETY: On success `p` is a NUL-terminated string.
-    let len = unsafe { CStr::from_char_ptr(p) }.to_bytes_with_nul().len();
-    // SAFETY: `strndup_user` returns `memdup_user` of exactly the string and its NUL, a
-    // `kmalloc` allocation of `len` bytes that the box frees with `kfree`, owned by nobody else.
-    Ok(UserString(unsafe {
-        KBox::from_raw(core::ptr::slice_from_raw_parts_mut(p.cast::<u8>(), len))
-    }))
+    Ok(UserString(uaccess::strndup_user(
+        addr as usize,
+        MAX_EVENT_DESC,
+    )?))
 }
 
 // SAFETY: `UserReg` is `repr(C, packed)` of integers only: no padding, any bytes are a value.
@@ -290,7 +273,7 @@ unsafe impl AsBytes for UserUnreg {}
 /// [`crate::mirrors`]).
 fn copy_struct_from_user<T: FromBytes + AsBytes + Default>(arg: usize, min: usize) -> Result<T> {
     let size = uaccess::get_user_u32(arg)?;
-    let size = abi::struct_size(size, min, bindings::PAGE_SIZE).map_err(|e| match e {
+    let size = abi::struct_size(size, min, kernel::page::PAGE_SIZE).map_err(|e| match e {
         SizeError::TooBig => E2BIG,
         SizeError::TooSmall => EINVAL,
     })?;
@@ -305,16 +288,7 @@ fn copy_struct_from_user<T: FromBytes + AsBytes + Default>(arg: usize, min: usiz
             .map_err(|_| EFAULT)?;
         return Ok(value);
     }
-    // SAFETY: `dst` is writable for its length; `copy_struct_from_user` checks the user range
-    // and the tail itself.
-    kernel::error::to_result(unsafe {
-        bindings::rue_copy_struct_from_user(
-            dst.as_mut_ptr().cast(),
-            dst.len(),
-            arg as *const c_void,
-            size,
-        )
-    })?;
+    uaccess::copy_struct_from_user(dst, arg, size)?;
     Ok(value)
 }
 
@@ -366,10 +340,7 @@ impl FileInfo {
             name_args,
             ..
         } = kreg;
-        // SAFETY: Only checks the range against the user address limit.
-        if !unsafe {
-            bindings::rue_access_ok(enable_addr as usize as *const c_void, enable_size.into())
-        } {
+        if !uaccess::access_ok(enable_addr as usize, enable_size.into()) {
             return Err(EFAULT);
         }
         // Like upstream, this gives the task a scope even if the registration then fails (Q15).

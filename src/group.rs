@@ -30,11 +30,12 @@
 //! file reads under it too (upstream reads under `reg_mutex` only, quirk Q17).
 
 use crate::{
-    bindings,
-    event::{Callbacks, UserEvent, REG_MULTI_FORMAT, REG_PERSIST},
+    deferred,
+    event::{UserEvent, REG_MULTI_FORMAT, REG_PERSIST},
     event_mutex::{EventLocked, Held},
     logic::{grammar, jhash, matching, status},
     probes,
+    trace_call::{self, Callbacks, DynLink},
 };
 use core::{
     fmt,
@@ -45,7 +46,7 @@ use kernel::{
     new_mutex,
     prelude::*,
     sync::{aref::ARef, Arc, Mutex},
-    time::Jiffies,
+    time::{msecs_to_jiffies, Jiffies},
     types::ForeignOwnable,
     workqueue::WorkItem, //
 };
@@ -79,15 +80,6 @@ pub(crate) struct GroupState {
     multi_id: u64,
     /// Where new events are linked for `dynamic_events`, while the `u:` type is registered.
     dyn_link: Option<DynLink>,
-}
-
-/// `dyn_event_list` and the operations each linked event names.
-#[derive(Clone, Copy)]
-pub(crate) struct DynLink {
-    /// `dyn_event_list`, resolved at load.
-    pub(crate) list: NonNull<bindings::list_head>,
-    /// The `u:` operations ([`crate::dyn_events`]).
-    pub(crate) ops: NonNull<bindings::dyn_event_operations>,
 }
 
 // SAFETY: The pointers name events, which are `Send + Sync`, and kernel-global `dynamic_events`
@@ -212,7 +204,7 @@ impl Group {
         reg_flags: u16,
     ) -> Result<ARef<UserEvent>> {
         let cmd = grammar::parse_command(name_args).map_err(|_| EINVAL)?;
-        if reg_flags & REG_PERSIST != 0 && !perfmon_capable() {
+        if reg_flags & REG_PERSIST != 0 && !trace_call::perfmon_capable() {
             return Err(EPERM);
         }
         let multi = reg_flags & REG_MULTI_FORMAT != 0;
@@ -265,7 +257,7 @@ impl Group {
             if !ev.is_last_ref() {
                 return Err(EBUSY);
             }
-            if ev.is_persist() && !perfmon_capable() {
+            if ev.is_persist() && !trace_call::perfmon_capable() {
                 return Err(EPERM);
             }
             unlink_and_free(ptr, &mut held)?;
@@ -307,21 +299,13 @@ const CALLBACKS: Callbacks = Callbacks {
     perf_probe: probes::perf_probe as *mut c_void,
 };
 
-/// This module, as the kernel's `struct module` (C's `THIS_MODULE`): the identity `module!`
-/// gives the crate root, the only name this file takes from it.
-fn this_module() -> *mut bindings::module {
-    kernel::module::this_module::<crate::LocalModule>().as_ptr()
-}
-
 /// Registers a new event with the tracing core and links it into `dynamic_events`.
 ///
 /// Returns the event as a raw pointer owned by the tracing core from now on, with one
 /// reference (two for persistent events) and one module reference. The caller enters it into
 /// the table.
 fn register(event: Pin<KBox<UserEvent>>, held: &mut Held) -> Result<NonNull<UserEvent>> {
-    let module = this_module();
-    // SAFETY: `module` is this module, which is live while its code runs.
-    if !unsafe { bindings::try_module_get(module) } {
+    if !deferred::module_get() {
         return Err(ENODEV);
     }
     // SAFETY: The event is never moved out of its allocation: it is freed in place (below, or
@@ -332,7 +316,7 @@ fn register(event: Pin<KBox<UserEvent>>, held: &mut Held) -> Result<NonNull<User
         // SAFETY: Registration failed before the core kept any pointer into `ptr`.
         drop(unsafe { KBox::from_raw(ptr.as_ptr()) });
         // SAFETY: Taken above.
-        unsafe { bindings::module_put(module) };
+        unsafe { deferred::module_put() };
         return Err(e);
     }
     Ok(ptr)
@@ -348,52 +332,13 @@ unsafe fn add_to_core(this: NonNull<UserEvent>, held: &mut Held) -> Result {
     unsafe { UserEvent::init_c_objects(this, &CALLBACKS)? };
     // SAFETY: Initialised above and exclusively owned.
     let ev = unsafe { this.as_ref() };
-    let call = ev.call();
-    // SAFETY: `call.event` is initialised with our print callbacks.
-    if unsafe { bindings::register_trace_event(&raw mut (*call).event) } == 0 {
-        // SAFETY: Initialised above, unknown to the core.
-        unsafe { UserEvent::free_fields(this) };
-        return Err(ENODEV);
-    }
-    // SAFETY: `event_mutex` is held (`held`), as `trace_add_event_call` requires; the call
-    // is fully initialised. The fsuid override lets a registrant that may open
-    // user_events_data but not create tracefs entries still create them, as upstream.
-    let ret = with_root_fsuid(|| unsafe { bindings::trace_add_event_call(call) });
-    if ret != 0 {
-        // SAFETY: Registered just above and not yet added; then unknown to the core.
-        unsafe {
-            bindings::unregister_trace_event(&raw mut (*call).event);
-            UserEvent::free_fields(this);
-        }
-        return Err(Error::from_errno(ret));
-    }
-    if let Some(link) = STATE.get(held).dyn_link {
-        let devent = ev.devent();
-        // SAFETY: `event_mutex` is held, which protects `dyn_event_list`; `devent` was
-        // initialised (self-linked) by `init_c_objects` and stays live until `unlink_and_free`
-        // unlinks it.
-        unsafe {
-            (*devent).ops = link.ops.as_ptr();
-            bindings::list_add_tail(&raw mut (*devent).list, link.list.as_ptr());
-        }
-    }
+    // SAFETY: Initialised above and unknown to the core; `event_mutex` is held (`held`); the
+    // event stays live until `unlink_and_free` removed it.
+    unsafe { ev.core().add(STATE.get(held).dyn_link)? };
     if ev.is_persist() {
         ev.get();
     }
     Ok(())
-}
-
-/// Runs `f` with current's fsuid overridden to root (`user_event_set_call_visible`).
-fn with_root_fsuid(f: impl FnOnce() -> c_int) -> c_int {
-    // SAFETY: No preconditions; returns NULL on allocation failure.
-    let old = unsafe { bindings::rue_override_fsuid_root() };
-    if old.is_null() {
-        return ENOMEM.to_errno();
-    }
-    let ret = f();
-    // SAFETY: `old` is what `rue_override_fsuid_root` returned on this task.
-    unsafe { bindings::rue_revert_creds(old) };
-    ret
 }
 
 /// Unregisters `ptr` from the tracing core, removes it from `dynamic_events` and the table,
@@ -406,13 +351,8 @@ pub(crate) fn unlink_and_free(ptr: NonNull<UserEvent>, held: &mut Held) -> Resul
     if ev.core_busy() {
         return Err(EBUSY);
     }
-    let call = ev.call();
-    // SAFETY: `event_mutex` is held (`held`); `call` is registered.
-    let ret = with_root_fsuid(|| unsafe { bindings::trace_remove_event_call(call) });
-    kernel::error::to_result(ret)?;
-    // SAFETY: `event_mutex` is held; the `dyn_event` was initialised by `init_c_objects`, and
-    // `list_del_init` of a self-linked node (never linked) is a no-op.
-    unsafe { bindings::rue_list_del_init(&raw mut (*ev.devent()).list) };
+    // SAFETY: `event_mutex` is held (`held`); the event is registered (`add_to_core`).
+    unsafe { ev.core().remove()? };
     let name_bytes = ev.tp_name().len() + 1;
     if unchain(ptr, held) {
         let state = STATE.get(held);
@@ -424,7 +364,7 @@ pub(crate) fn unlink_and_free(ptr: NonNull<UserEvent>, held: &mut Held) -> Resul
     // reference: nothing uses it any more.
     drop(unsafe { KBox::from_raw(ptr.as_ptr()) });
     // SAFETY: Taken in `register`.
-    unsafe { bindings::module_put(this_module()) };
+    unsafe { deferred::module_put() };
     Ok(())
 }
 
@@ -441,11 +381,10 @@ enum DestroyRetry {
 impl DestroyRetry {
     /// Jiffies until the next try.
     fn delay(self) -> Jiffies {
-        let delay = match self {
-            Self::CoreBusy => bindings::HZ / 10,
-            Self::Failed => bindings::HZ,
-        };
-        delay as Jiffies
+        msecs_to_jiffies(match self {
+            Self::CoreBusy => 100,
+            Self::Failed => 1000,
+        })
     }
 }
 
@@ -534,12 +473,6 @@ impl Listing {
             Some((name, bits))
         })
     }
-}
-
-/// `perfmon_capable()`.
-pub(crate) fn perfmon_capable() -> bool {
-    // SAFETY: No preconditions.
-    unsafe { bindings::rue_perfmon_capable() }
 }
 
 /// Converts the internal status bits into the status file's view.

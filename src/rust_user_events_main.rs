@@ -19,6 +19,7 @@ mod bindings;
 mod data_file;
 mod deferred;
 mod dyn_events;
+mod dyn_ops;
 mod enabler;
 mod event;
 mod event_mutex;
@@ -39,9 +40,11 @@ mod status_file;
 mod symbols;
 mod sysctl;
 mod task;
+mod trace_call;
 mod tracefs;
 mod tracepoint;
 mod uaccess;
+mod user_word;
 mod write;
 
 use logic::abi;
@@ -93,7 +96,7 @@ fn file_group() -> Result<Option<(tracefs::FileGroup, tracefs::KernelCred)>> {
 /// No event can exist at this point: each one pins the module. The statics that remain are
 /// listed, each with the reason it is one, in Documentation/design.md ("Module state").
 struct RustUserEvents {
-    _dyn: dyn_events::DynEventType,
+    _dyn: dyn_ops::DynEventType,
     _data: tracefs::RootFile,
     _stats: tracefs::RootFile,
     _status: tracefs::RootFile,
@@ -180,7 +183,7 @@ impl kernel::Module for RustUserEvents {
             }
         }
         // Cannot fail.
-        let dyn_type = dyn_events::DynEventType::new(&symbols, group_arc);
+        let dyn_type = dyn_ops::DynEventType::new(&symbols, group_arc);
         if !mirrors::CHANGED.is_empty() {
             pr_notice!(
                 "built with the exported paths for kernel bodies that changed since they were audited: {}\n",

@@ -25,7 +25,10 @@
 //! failure there is counted (`scope_join_failed` in `user_events_stats`) and leaves only that
 //! child outside its parent's scope, as upstream's failed `user_event_mm_dup` does.
 
-use crate::{bindings, enabler::Scope, task};
+use crate::{
+    enabler::Scope,
+    task::{self, TaskStruct},
+};
 use core::{
     ptr::NonNull,
     sync::atomic::{AtomicU32, AtomicU64, Ordering::Relaxed},
@@ -79,7 +82,7 @@ pub(crate) fn init() {
 /// Exact for the calling task and for a task being created by it (the probes' only uses): only
 /// a task itself (REG) and its creator before it first runs (the fork probe) enter it, and only
 /// the task itself removes it (exec, exit), so no change of its own count can race the check.
-pub(crate) fn may_have(task: *mut bindings::task_struct) -> bool {
+pub(crate) fn may_have(task: *mut TaskStruct) -> bool {
     slot(task as usize).load(Relaxed) != 0
 }
 
@@ -134,7 +137,7 @@ pub(crate) fn current() -> Option<Arc<Scope>> {
 /// Fork probe: a `CLONE_VM` child joins its parent's scope; any other child of a task with a
 /// scope gets a new one, with a snapshot of the parent's enablers to copy (see
 /// [`crate::enabler`]).
-pub(crate) fn on_newtask(child: *mut bindings::task_struct, clone_vm: bool) {
+pub(crate) fn on_newtask(child: *mut TaskStruct, clone_vm: bool) {
     let Some(parent) = scope_of(current_task()) else {
         return;
     };
@@ -181,7 +184,7 @@ pub(crate) fn on_newtask(child: *mut bindings::task_struct, clone_vm: bool) {
 }
 
 /// Exec and exit probes: `task` leaves its scope; the last one out queues its teardown.
-pub(crate) fn on_task_gone(task: *mut bindings::task_struct) {
+pub(crate) fn on_task_gone(task: *mut TaskStruct) {
     let (scope, last) = {
         let mut map = TASKS.lock();
         let Some(tasks) = map.as_mut() else {

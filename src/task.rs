@@ -16,6 +16,10 @@
 use crate::bindings;
 use kernel::ffi::c_int;
 
+/// A task as the kernel's C code knows it, for the domain files that hand a task's address
+/// around without reading it: only this file reads its fields.
+pub(crate) type TaskStruct = bindings::task_struct;
+
 /// The calling task (`get_current()`): on x86-64 this CPU's `current_task`, one per-CPU load
 /// ([`current_task`]), unless the kernel changed how it reads it (the gate `percpu_inline`,
 /// [`crate::mirrors`]).

@@ -6,7 +6,12 @@
 //! `UserSlice` read is a call of `_copy_from_user` and its checks); and a copy that may run with
 //! page faults disabled, for the write path's payloads.
 
-use kernel::{ffi::c_void, prelude::*};
+use crate::bindings;
+use kernel::{
+    error::from_err_ptr,
+    ffi::{c_char, c_void},
+    prelude::*,
+};
 
 /// Copies `dst.len()` bytes from user address `src` into `dst`; false if not every byte could
 /// be read: an address outside user memory, or a page that is not present while page faults
@@ -74,4 +79,52 @@ fn get_user_4(addr: usize) -> Result<u32> {
     }
     // CAST: `__get_user_4` zero-extends the 32 bits it read.
     Ok(value as u32)
+}
+
+/// `strncpy_from_user(dst, addr, dst.len())`: copies the NUL-terminated user string at `addr`
+/// into `dst`, at most `dst.len()` bytes, and returns its length without the NUL (`dst.len()`
+/// when no NUL came within them); `EFAULT` for memory it cannot read.
+pub(crate) fn strncpy_from_user(dst: &mut [u8], addr: usize) -> Result<usize> {
+    // CAST: A slice holds at most `isize::MAX` bytes.
+    let len = dst.len() as isize;
+    // SAFETY: `dst` is writable for `len` bytes; `strncpy_from_user` checks the user range
+    // itself and copies at most that many bytes, stopping after a NUL.
+    let copied =
+        unsafe { bindings::strncpy_from_user(dst.as_mut_ptr().cast(), addr as *const c_char, len) };
+    usize::try_from(copied).map_err(|_| EFAULT)
+}
+
+/// `strndup_user(addr, max)`: the NUL-terminated user string at `addr`, its NUL included, in a
+/// new allocation; `EFAULT` for memory it cannot read, `EINVAL` for a string of `max` bytes or
+/// more.
+pub(crate) fn strndup_user(addr: usize, max: c_long) -> Result<KBox<[u8]>> {
+    // SAFETY: `strndup_user` validates the user pointer itself.
+    let p = from_err_ptr(unsafe { bindings::strndup_user(addr as *const c_char, max) })?;
+    // SAFETY: On success `p` is a NUL-terminated string.
+    let len = unsafe { CStr::from_char_ptr(p) }.to_bytes_with_nul().len();
+    // SAFETY: `strndup_user` returns `memdup_user` of exactly the string and its NUL, a
+    // `kmalloc` allocation of `len` bytes that the box frees with `kfree`, owned by nobody else.
+    Ok(unsafe { KBox::from_raw(core::ptr::slice_from_raw_parts_mut(p.cast::<u8>(), len)) })
+}
+
+/// `copy_struct_from_user(dst, dst.len(), addr, size)`: a user struct of `size` bytes at
+/// `addr` into `dst`, zero-filled when smaller, `E2BIG` when larger with a tail that is not
+/// zero, `EFAULT` for memory it cannot read.
+pub(crate) fn copy_struct_from_user(dst: &mut [u8], addr: usize, size: usize) -> Result {
+    // SAFETY: `dst` is writable for its length; `copy_struct_from_user` checks the user range
+    // and the tail itself.
+    kernel::error::to_result(unsafe {
+        bindings::rue_copy_struct_from_user(
+            dst.as_mut_ptr().cast(),
+            dst.len(),
+            addr as *const c_void,
+            size,
+        )
+    })
+}
+
+/// `access_ok(addr, size)`: whether the range is in user space (nothing is read).
+pub(crate) fn access_ok(addr: usize, size: usize) -> bool {
+    // SAFETY: Only checks the range against the user address limit.
+    unsafe { bindings::rue_access_ok(addr as *const c_void, size) }
 }

@@ -69,8 +69,8 @@ print("circle edges:", " ".join(f"{a}->{b}" for a, b in circle) if circle else "
 # Documentation/design.md's layer map, top row first; within a row, a file may import the
 # files after it.
 LAYERS = [
-    ["data_file", "status_file", "stats_file", "sysctl", "dyn_events", "lifecycle"],
-    ["file_info"],
+    ["data_file", "status_file", "stats_file", "sysctl", "dyn_ops", "lifecycle"],
+    ["file_info", "dyn_events"],
     ["group"],
     ["write"],
     ["probes"],
@@ -79,7 +79,7 @@ LAYERS = [
     ["event"],
     ["event_mutex", "deferred"],
     ["tracefs", "symbols", "ksym", "layout", "seq", "kbuf", "names", "tracepoint", "uaccess",
-     "task", "bindings", "mirrors"],
+     "trace_call", "user_word", "task", "bindings", "mirrors"],
     ["logic"],
 ]
 place = {m: (row, col) for row, files in enumerate(LAYERS) for col, m in enumerate(files)}
