@@ -16,6 +16,8 @@
 #include <linux/sched.h>
 #include <linux/stddef.h>
 #include <linux/types.h>
+#include <linux/trace_events.h>
+#include <uapi/linux/user_events.h>
 
 struct inode;
 struct iov_iter;
@@ -64,6 +66,21 @@ enum {
 	RUE_SOFTIRQ_MASK = SOFTIRQ_MASK,
 	RUE_HARDIRQ_MASK = HARDIRQ_MASK,
 	RUE_NMI_MASK = NMI_MASK,
+};
+
+/*
+ * The ABI's values as the kernel's headers compute them, which src/layout.rs
+ * asserts the module's own (src/logic/abi.rs) against at build time: the
+ * ioctl numbers (function-like macros, which bindgen does not evaluate), the
+ * registration flags and the size of a record's header.
+ */
+enum {
+	RUE_DIAG_IOCSREG = DIAG_IOCSREG,
+	RUE_DIAG_IOCSDEL = DIAG_IOCSDEL,
+	RUE_DIAG_IOCSUNREG = DIAG_IOCSUNREG,
+	RUE_USER_EVENT_REG_PERSIST = USER_EVENT_REG_PERSIST,
+	RUE_USER_EVENT_REG_MULTI_FORMAT = USER_EVENT_REG_MULTI_FORMAT,
+	RUE_TRACE_ENTRY_SIZE = sizeof(struct trace_entry),
 };
 
 /* One `offsetof`/`sizeof` fact as C computes it; see src/layout.rs. */

@@ -60,10 +60,7 @@ struct FieldRec {
     is_struct: bool,
 }
 
-/// `USER_EVENT_REG_PERSIST`.
-pub(crate) const REG_PERSIST: u16 = 1 << 0;
-/// `USER_EVENT_REG_MULTI_FORMAT`.
-pub(crate) const REG_MULTI_FORMAT: u16 = 1 << 1;
+pub(crate) use crate::logic::abi::{REG_MULTI_FORMAT, REG_PERSIST};
 
 /// One user event.
 ///

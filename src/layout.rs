@@ -9,7 +9,7 @@
 //! `ENOEXEC` if any offset or size differs. The `task_struct` fields the module reads are
 //! listed with the offsets it reads them at (`src/task.rs`).
 
-use crate::bindings;
+use crate::{bindings, logic::abi};
 use core::mem::{offset_of, size_of};
 use kernel::prelude::*;
 
@@ -133,3 +133,17 @@ pub(crate) fn check() -> Result {
         Err(ENOEXEC)
     }
 }
+
+// The ABI's values the module writes out (`logic::abi`, which the host tests cannot take from
+// the kernel's headers), as the kernel's headers compute them. The enumerators' Rust type is the
+// one bindgen picks for their anonymous enum, hence the casts.
+#[allow(clippy::unnecessary_cast)]
+const _: () = {
+    assert!(abi::DIAG_IOCSREG == bindings::RUE_DIAG_IOCSREG as u32);
+    assert!(abi::DIAG_IOCSDEL == bindings::RUE_DIAG_IOCSDEL as u32);
+    assert!(abi::DIAG_IOCSUNREG == bindings::RUE_DIAG_IOCSUNREG as u32);
+    assert!(abi::REG_PERSIST as u32 == bindings::RUE_USER_EVENT_REG_PERSIST as u32);
+    assert!(abi::REG_MULTI_FORMAT as u32 == bindings::RUE_USER_EVENT_REG_MULTI_FORMAT as u32);
+    assert!(abi::TRACE_ENTRY_SIZE == bindings::RUE_TRACE_ENTRY_SIZE as usize);
+    assert!(abi::TRACE_ENTRY_SIZE == size_of::<bindings::trace_entry>());
+};

@@ -54,8 +54,8 @@ unsafe extern "C" fn exec_probe(
     task_gone(task);
 }
 
-/// `CLONE_VM` from include/uapi/linux/sched.h.
-const CLONE_VM: u64 = 0x100;
+/// `CLONE_VM`, as the probe's `clone_flags` carries it.
+const CLONE_VM: u64 = bindings::CLONE_VM as u64;
 
 /// `task_newtask(task, clone_flags)` probe: runs in `copy_process()` in the parent, before the
 /// child can run (upstream `user_events_fork`).

@@ -12,7 +12,10 @@ use crate::{
     bindings, enabler,
     event::UserEvent,
     event_mutex::Held,
-    logic::trace_output::{self, TraceSeq},
+    logic::{
+        abi,
+        trace_output::{self, TraceSeq},
+    },
     mirrors,
     symbols::{Direct, Discard},
     task,
@@ -21,6 +24,9 @@ use crate::{
 use core::sync::atomic::{compiler_fence, AtomicI32, AtomicPtr, Ordering};
 use core::{fmt, mem::MaybeUninit, ptr::NonNull};
 use kernel::prelude::*;
+
+/// A record's `trace_entry` header, which the payload follows.
+const HEADER: usize = abi::TRACE_ENTRY_SIZE;
 
 /// `EVENT_STATUS_FTRACE`.
 pub(crate) const STATUS_FTRACE: u8 = 1 << 0;
@@ -489,7 +495,7 @@ impl<'a> FtraceRecord<'a> {
         let fbuf = core.0.write(bindings::trace_event_buffer::default());
         // SAFETY: `file` is live (the caller's guarantee); `fbuf` is writable; the size
         // includes the header.
-        let entry = unsafe { bindings::trace_event_buffer_reserve(fbuf, file, 8 + count) };
+        let entry = unsafe { bindings::trace_event_buffer_reserve(fbuf, file, HEADER + count) };
         if entry.is_null() {
             return None;
         }
@@ -506,13 +512,13 @@ impl<'a> FtraceRecord<'a> {
     pub(crate) fn record(&mut self) -> &mut [u8] {
         // SAFETY: `entry` holds `8 + count` bytes, ours until committed or discarded (type
         // invariants), and borrowed through `self`.
-        unsafe { core::slice::from_raw_parts_mut(self.entry, 8 + self.count) }
+        unsafe { core::slice::from_raw_parts_mut(self.entry, HEADER + self.count) }
     }
 
     /// The room for the payload, after the header.
     #[inline(always)]
     fn payload(&mut self) -> &mut [u8] {
-        &mut self.record()[8..]
+        &mut self.record()[HEADER..]
     }
 
     /// Commits the record, its payload written.
@@ -650,7 +656,7 @@ unsafe fn direct_reserve(
     };
     // SAFETY: `buffer` is the instance's live ring buffer (the caller's guarantee); the length
     // includes the header.
-    let event = unsafe { bindings::ring_buffer_lock_reserve(buffer, 8 + count) };
+    let event = unsafe { bindings::ring_buffer_lock_reserve(buffer, HEADER + count) };
     if event.is_null() {
         return None;
     }
@@ -844,7 +850,7 @@ pub(crate) unsafe extern "C" fn perf_probe(
     unsafe {
         perf_emit(&*event, cpu, count, |record| {
             // SAFETY: `record` has room for `count` bytes after the header.
-            bindings::_copy_from_iter(record[8..].as_mut_ptr().cast(), count, iter);
+            bindings::_copy_from_iter(record[HEADER..].as_mut_ptr().cast(), count, iter);
         })
     };
 }
@@ -865,7 +871,7 @@ pub(crate) unsafe fn perf_record(event: &UserEvent, cpu: usize, payload: &[u8]) 
     unsafe {
         perf_emit(event, cpu, payload.len(), |record| {
             // `record` is writable for `8 + payload.len()` bytes.
-            copy_to_record(record[8..].as_mut_ptr(), payload);
+            copy_to_record(record[HEADER..].as_mut_ptr(), payload);
         })
     };
 }
@@ -883,7 +889,7 @@ unsafe fn perf_emit(event: &UserEvent, cpu: usize, count: usize, fill: impl FnOn
     let Some(head) = (unsafe { perf_head(event, cpu) }) else {
         return;
     };
-    let size = 8 + count;
+    let size = HEADER + count;
     let aligned = size.next_multiple_of(8);
     if aligned > PERF_MAX_TRACE_SIZE {
         // Upstream warns (Q12); the write path already counts and drops such payloads.

@@ -31,7 +31,7 @@ use core::{
 use kernel::{iov::IovIterSource, prelude::*};
 
 /// Size of `struct trace_entry`, which heads every record.
-const HEADER: usize = 8;
+const HEADER: usize = abi::TRACE_ENTRY_SIZE;
 
 /// The largest payload recorded: perf's `PERF_MAX_TRACE_SIZE` (8192) less the header. Larger
 /// writes succeed but record nothing, as upstream's consumers silently drop them too; they are

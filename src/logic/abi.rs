@@ -10,6 +10,14 @@
 
 use core::mem::{offset_of, size_of};
 
+/// `USER_EVENT_REG_PERSIST`.
+pub(crate) const REG_PERSIST: u16 = 1 << 0;
+/// `USER_EVENT_REG_MULTI_FORMAT`.
+pub(crate) const REG_MULTI_FORMAT: u16 = 1 << 1;
+
+/// The size of a record's `struct trace_entry` header, which every payload follows.
+pub(crate) const TRACE_ENTRY_SIZE: usize = 8;
+
 /// `DIAG_IOC_MAGIC`.
 pub(crate) const DIAG_IOC_MAGIC: u32 = b'*' as u32;
 
