@@ -19,7 +19,7 @@ use crate::{
     event_mutex::Held,
     group::{self, Group},
     seq::SeqWriter,
-    symbols::{KernelMutexGuard, Symbols},
+    symbols::{kernel_mutex, Symbols},
     trace_call::{DynEvent, DynLink},
 };
 use core::{
@@ -73,7 +73,7 @@ impl DynEventType {
         }));
         GROUP.store(Arc::as_ptr(&group).cast_mut(), Ordering::Release);
         // SAFETY: `dyn_event_ops_mutex` is a resolved symbol mutex; module init may sleep.
-        let _guard = unsafe { KernelMutexGuard::lock(symbols.dyn_event_ops_mutex) };
+        let _guard = unsafe { kernel_mutex(symbols.dyn_event_ops_mutex) }.lock();
         // SAFETY: `dyn_event_ops_mutex` is held, which protects `dyn_event_ops_list`; `OPS` is
         // static and stays linked until `drop`.
         unsafe {
@@ -92,7 +92,7 @@ impl Drop for DynEventType {
     fn drop(&mut self) {
         {
             // SAFETY: `ops_mutex` is the resolved `dyn_event_ops_mutex`; module exit may sleep.
-            let _guard = unsafe { KernelMutexGuard::lock(self.ops_mutex) };
+            let _guard = unsafe { kernel_mutex(self.ops_mutex) }.lock();
             // SAFETY: Linked in `new` under the same mutex, held again here.
             unsafe { bindings::rue_list_del_init(&raw mut (*OPS.0.get()).list) };
         }

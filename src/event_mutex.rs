@@ -45,12 +45,13 @@
 //!   ([`crate::tracepoint::WriteGuard`]); nothing there sleeps.
 //! * The module's own load and unload take `dyn_event_ops_mutex` and `event_mutex` one at a time.
 
-use crate::{bindings, symbols::KernelMutexGuard};
+use crate::{bindings, symbols};
 use core::{
     cell::UnsafeCell,
     ptr::{null_mut, NonNull},
     sync::atomic::{AtomicPtr, Ordering},
 };
+use kernel::sync::MutexGuard;
 
 /// The resolved `event_mutex`, set once at module load before anything can use it.
 static EVENT_MUTEX: AtomicPtr<bindings::mutex> = AtomicPtr::new(null_mut());
@@ -67,7 +68,7 @@ fn mutex() -> NonNull<bindings::mutex> {
 
 /// Proof that `event_mutex` is held: locked here, or held by the tracing core around a callback.
 pub(crate) struct Held {
-    _guard: Option<KernelMutexGuard>,
+    _guard: Option<MutexGuard<'static, ()>>,
 }
 
 impl Held {
@@ -76,7 +77,7 @@ impl Held {
         Self {
             // SAFETY: `mutex()` is the resolved static `event_mutex`; every caller in this
             // module runs in process context (file operations, work items, module init/exit).
-            _guard: Some(unsafe { KernelMutexGuard::lock(mutex()) }),
+            _guard: Some(unsafe { symbols::kernel_mutex(mutex()) }.lock()),
         }
     }
 

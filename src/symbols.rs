@@ -22,7 +22,7 @@
 
 use crate::{bindings, ksym, logic::ksym_text};
 use core::ptr::NonNull;
-use kernel::prelude::*;
+use kernel::{prelude::*, sync::Mutex};
 
 /// tracefs's private mount bookkeeping (`fs/tracefs/inode.c`).
 pub(crate) struct Tracefs {
@@ -171,7 +171,7 @@ impl Symbols {
         for (what, list, lock) in checks {
             let consistent = {
                 // SAFETY: `lock` is a resolved symbol mutex; module init may sleep.
-                let _guard = unsafe { KernelMutexGuard::lock(lock) };
+                let _guard = unsafe { kernel_mutex(lock) }.lock();
                 // SAFETY: `list` is the address of a static, initialised `list_head`, and its
                 // writers hold `lock`, which is held here, so `next` is a live node or the head.
                 unsafe {
@@ -297,34 +297,14 @@ fn sized<T>(addr: NonNull<T>) -> (c_ulong, usize) {
     (addr.as_ptr() as c_ulong, size_of::<T>())
 }
 
-/// A held kernel mutex that belongs to the tracing core, such as `event_mutex`.
+/// A mutex of the tracing core's (`event_mutex`, `dyn_event_ops_mutex`), as the kernel crate's
+/// [`Mutex`]: locked with [`Mutex::lock`], whose guard unlocks it.
 ///
-/// # Invariants
+/// # Safety
 ///
-/// `mutex` points to an initialised kernel `struct mutex` that outlives the guard, and the guard
-/// holds it.
-pub(crate) struct KernelMutexGuard {
-    mutex: NonNull<bindings::mutex>,
-}
-
-impl KernelMutexGuard {
-    /// Locks `mutex`.
-    ///
-    /// # Safety
-    ///
-    /// `mutex` must be one of the [`Symbols`] mutexes (initialised static kernel objects that
-    /// live as long as the kernel), and the caller must be allowed to sleep.
-    pub(crate) unsafe fn lock(mutex: NonNull<bindings::mutex>) -> Self {
-        // SAFETY: Guaranteed by the caller.
-        unsafe { bindings::mutex_lock(mutex.as_ptr()) };
-        // INVARIANT: The mutex was just locked.
-        Self { mutex }
-    }
-}
-
-impl Drop for KernelMutexGuard {
-    fn drop(&mut self) {
-        // SAFETY: By the type invariants the mutex is held by this guard.
-        unsafe { bindings::mutex_unlock(self.mutex.as_ptr()) };
-    }
+/// `mutex` must be one of the [`Symbols`] mutexes: an initialised static kernel `struct mutex`
+/// that lives as long as the kernel.
+pub(crate) unsafe fn kernel_mutex(mutex: NonNull<bindings::mutex>) -> &'static Mutex<()> {
+    // SAFETY: An initialised `struct mutex` for the kernel's lifetime (the caller's guarantee).
+    unsafe { Mutex::from_raw(mutex.as_ptr()) }
 }
