@@ -67,8 +67,8 @@ pub(crate) use crate::logic::abi::{REG_MULTI_FORMAT, REG_PERSIST};
 /// # Invariants
 ///
 /// Once [`UserEvent::init_c_objects`] ran, the C objects (`core`) point into this allocation,
-/// which does not move until it is freed; the group registers them with the tracing core. While `put_work`
-/// is queued, it owns one reference (an [`ARef`] given to the workqueue).
+/// which does not move until it is freed; the group registers them with the tracing core. While
+/// `put_work` is queued, it owns one reference (an [`ARef`] given to the workqueue).
 #[pin_data]
 pub(crate) struct UserEvent {
     /// The C objects the tracing core knows the event by.

@@ -33,8 +33,9 @@ use crate::{
     deferred,
     event::{UserEvent, REG_MULTI_FORMAT, REG_PERSIST},
     event_mutex::{EventLocked, Held},
+    ftrace_record,
     logic::{grammar, jhash, matching, status},
-    probes,
+    perf_sample, probes,
     trace_call::{self, Callbacks, DynLink},
 };
 use core::{
@@ -295,8 +296,8 @@ fn find(
 
 /// What this module plugs into every event's C objects.
 const CALLBACKS: Callbacks = Callbacks {
-    probe: probes::ftrace_probe as *mut c_void,
-    perf_probe: probes::perf_probe as *mut c_void,
+    probe: ftrace_record::ftrace_probe as *mut c_void,
+    perf_probe: perf_sample::perf_probe as *mut c_void,
 };
 
 /// Registers a new event with the tracing core and links it into `dynamic_events`.

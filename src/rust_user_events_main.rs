@@ -24,6 +24,7 @@ mod enabler;
 mod event;
 mod event_mutex;
 mod file_info;
+mod ftrace_record;
 mod group;
 mod kbuf;
 mod ksym;
@@ -32,6 +33,8 @@ mod lifecycle;
 mod logic;
 mod mirrors;
 mod names;
+mod percpu;
+mod perf_sample;
 mod probes;
 mod scope;
 mod seq;
@@ -41,6 +44,7 @@ mod symbols;
 mod sysctl;
 mod task;
 mod trace_call;
+mod trace_text;
 mod tracefs;
 mod tracepoint;
 mod uaccess;
@@ -115,8 +119,8 @@ impl kernel::Module for RustUserEvents {
         layout::check()?;
         let symbols = symbols::Symbols::resolve()?;
         event_mutex::init(symbols.event_mutex);
-        probes::enable_discard(symbols.discard);
-        probes::enable_direct(symbols.direct);
+        ftrace_record::enable_discard(symbols.discard);
+        ftrace_record::enable_direct(symbols.direct);
         let tracefs = tracefs::TracefsPin::new(&symbols.tracefs)?;
         for name in [names::DATA, names::STATUS] {
             match tracefs.ensure_absent(name) {
@@ -186,7 +190,8 @@ impl kernel::Module for RustUserEvents {
         let dyn_type = dyn_ops::DynEventType::new(&symbols, group_arc);
         if !mirrors::CHANGED.is_empty() {
             pr_notice!(
-                "built with the exported paths for kernel bodies that changed since they were audited: {}\n",
+                "built with the exported paths for kernel bodies that changed since they were \
+                 audited: {}\n",
                 mirrors::CHANGED
             );
         }

@@ -324,7 +324,7 @@ bool rue_trace_event_dyn_busy(struct trace_event_call *call)
 	return atomic_read(&call->refcnt) != 0;
 }
 
-/* The Rust implementations (src/probes.rs); their enums are plain integers there. */
+/* The Rust implementations (src/probes.rs, src/trace_text.rs); their enums are plain integers there. */
 int rue_rust_user_event_reg(struct trace_event_call *call, unsigned int type, void *data);
 unsigned int rue_rust_print_trace(struct trace_iterator *iter, int flags,
 				  struct trace_event *event);

@@ -18,9 +18,10 @@
 use crate::{
     bindings,
     event::UserEvent,
+    ftrace_record,
     logic::{abi, stats::Stats, validate},
-    mirrors,
-    probes::{self, Consumer, ProbeFn, Recorder},
+    mirrors, perf_sample,
+    probes::{Consumer, ProbeFn, Recorder},
     tracepoint::{self, WriteGuard},
     uaccess,
 };
@@ -45,7 +46,7 @@ const _: () = assert!(RECORD_SIZE == bindings::PERF_MAX_TRACE_SIZE as usize);
 /// One CPU's scratch space for the write path, used by the section running on that CPU.
 #[repr(C)]
 pub(crate) struct Scratch {
-    /// The registers a perf sample of a write is taken with ([`probes::perf_submit`]). Zero
+    /// The registers a perf sample of a write is taken with ([`perf_sample::perf_submit`]). Zero
     /// from allocation; a sample fills in what `perf_fetch_caller_regs()` fills in, as perf's
     /// own per-CPU registers, whose other fields stay zero too.
     regs: bindings::pt_regs,
@@ -424,13 +425,13 @@ unsafe fn copy_validate_dispatch(
         // triggers takes the path below: its triggers run when its record is reserved, which
         // must happen once per write, and here a payload page that is not present yet means
         // a second reservation after the fault-in.
-        (Some(Recorder::Ftrace(file, flags)), None) if probes::can_discard() => {
-            let mut core = probes::CoreRoom::uninit();
+        (Some(Recorder::Ftrace(file, flags)), None) if ftrace_record::can_discard() => {
+            let mut core = ftrace_record::CoreRoom::uninit();
             // SAFETY: Under the read lock with preemption disabled (`guard`); `file` is what the
             // ftrace registration passed, `flags` what `recorder` just read from it; the record
             // is committed or dropped in this section, and may be dropped (`can_discard`).
             let reserved = unsafe {
-                probes::FtraceRecord::reserve_untriggered(file, flags, payload, &mut core)
+                ftrace_record::FtraceRecord::reserve_untriggered(file, flags, payload, &mut core)
             };
             if let Some(mut record) = reserved {
                 // The record holds the header ftrace wrote and `payload` bytes; `src` holds
@@ -442,7 +443,7 @@ unsafe fn copy_validate_dispatch(
                 return Ok(());
             }
             // Declined; unless for its triggers, which the general path runs.
-            if !probes::has_triggers(flags) {
+            if !ftrace_record::has_triggers(flags) {
                 return Err(NotRecorded::Nobody);
             }
             // SAFETY: As above.
@@ -465,7 +466,7 @@ unsafe fn copy_validate_dispatch(
             // in which the perf probe was just seen; `event` is registered; `head` is what
             // `recorder` just read; `record` and `regs` are this CPU's, borrowed here; `record`
             // holds at most `RECORD_SIZE` bytes, `PERF_MAX_TRACE_SIZE`.
-            unsafe { probes::perf_submit(event, head, record, &mut scratch.regs) };
+            unsafe { perf_sample::perf_submit(event, head, record, &mut scratch.regs) };
             return Ok(());
         }
         _ => {}
@@ -524,9 +525,9 @@ unsafe fn dispatch_to_all(
         match Consumer::of(probe) {
             // SAFETY: Under the read lock with preemption disabled; `file` is what the ftrace
             // registration passed; `data` is validated.
-            Consumer::Ftrace(file) => unsafe { probes::ftrace_record(file, data) },
+            Consumer::Ftrace(file) => unsafe { ftrace_record::ftrace_record(file, data) },
             // SAFETY: As above; `event` is registered and this is its perf probe, just seen.
-            Consumer::Perf => unsafe { probes::perf_record(event, cpu, data) },
+            Consumer::Perf => unsafe { perf_sample::perf_record(event, cpu, data) },
             // SAFETY: `data` is readable for the duration of the call.
             Consumer::Other(f, probe_data) => unsafe {
                 call_other_probe(event, f, probe_data, data, &mut faulted)
@@ -562,7 +563,7 @@ unsafe fn invalid_payload_triggers(
     for probe in unsafe { guard.probes(tp) } {
         if let Consumer::Ftrace(file) = Consumer::of(probe) {
             // SAFETY: As above; `file` is what the ftrace registration passed.
-            unsafe { probes::run_triggers(file) };
+            unsafe { ftrace_record::run_triggers(file) };
         }
     }
     e

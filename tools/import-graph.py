@@ -74,12 +74,13 @@ LAYERS = [
     ["group"],
     ["write"],
     ["probes"],
+    ["trace_text", "perf_sample", "ftrace_record"],
     ["scope"],
     ["enabler"],
     ["event"],
     ["event_mutex", "deferred"],
     ["tracefs", "symbols", "ksym", "layout", "seq", "kbuf", "names", "tracepoint", "uaccess",
-     "trace_call", "user_word", "task", "bindings", "mirrors"],
+     "percpu", "trace_call", "user_word", "task", "bindings", "mirrors"],
     ["logic"],
 ]
 place = {m: (row, col) for row, files in enumerate(LAYERS) for col, m in enumerate(files)}
