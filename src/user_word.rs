@@ -63,8 +63,11 @@ impl PinnedWord {
                 null_mut(),
             )
         };
+        if pinned != 1 {
+            return None;
+        }
         // INVARIANT: One page, pinned for writing, holding the aligned word.
-        (pinned == 1).then_some(Self { page, word })
+        Some(Self { page, word })
     }
 
     /// Sets or clears `bit` (below the word's bits) of the word.
