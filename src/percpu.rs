@@ -5,8 +5,12 @@
 //! instructions the kernel's accessors compile to (the gate `percpu_inline`,
 //! [`crate::mirrors`]); elsewhere, or where the kernel changed them, through `src/shim.c`.
 
-use crate::{bindings, mirrors};
-use kernel::ffi::{c_uint, c_ulong};
+use crate::bindings;
+#[cfg(all(CONFIG_X86_64, CONFIG_SMP))]
+use crate::mirrors;
+use kernel::ffi::c_uint;
+#[cfg(all(CONFIG_X86_64, CONFIG_SMP))]
+use kernel::ffi::c_ulong;
 
 /// `per_cpu_ptr(ptr, cpu)`: CPU `cpu`'s instance of the per-CPU variable at `ptr`; `None` for a
 /// CPU number out of range.

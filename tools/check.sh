@@ -148,8 +148,13 @@ case " $kernels " in
 	echo "== host: builds against a kernel tree with a mirrored body changed (tools/testing/mirror-test.sh)"
 	mt="$build/mirrors"
 	bash "$top/tools/testing/mirror-test.sh" "$kdir" "$mt" | tee "$build/mirror-test.log"
+	mt_status=${PIPESTATUS[0]}
 	passed=$((passed + $(grep -c '^PASS' "$build/mirror-test.log")))
 	failed=$((failed + $(grep -c '^FAIL' "$build/mirror-test.log")))
+	if [ "$mt_status" -ne 0 ] && ! grep -q '^FAIL' "$build/mirror-test.log"; then
+		echo "FAIL mirrors: mirror-test.sh exited $mt_status"
+		failed=$((failed + 1))
+	fi
 	mkdir -p "$mt/extra"
 	suite "test kernel ($(basename "$kdir"))" test --kdir "$kdir" --module "$top/rust_user_events.ko" \
 		--add "$build/guest" --add "$ws/extra" --add "$mt/extra"

@@ -10,8 +10,10 @@
 # module is built with the gate's fallback; a changed mirror under the gate
 # `refuse` (no exported path exists) stops the build.
 #
-# Usage: mirrors.sh SRCTREE MIRRORS_DIR           (Kbuild, via filechk)
+# Usage: mirrors.sh SRCTREE MIRRORS_DIR [SRCARCH]  (Kbuild, via filechk)
 #        mirrors.sh --audit SRCTREE MIRRORS_DIR   (record SRCTREE's text as audited)
+# With SRCARCH, a definition under another architecture's arch/ directory is not
+# part of this build and is not compared.
 #
 # POSIX sh and awk only: it runs in every build, DKMS's included.
 set -eu
@@ -23,7 +25,9 @@ if [ "${1-}" = --audit ]; then
 fi
 srctree=$1
 dir=$2
+srcarch=${3-}
 list=$dir/list
+[ -f "$list" ] || { echo "mirrors.sh: no $list" >&2; exit 1; }
 
 # extract FILE FIRST-LINE: every definition in FILE whose first line is exactly
 # FIRST-LINE (blanks at its ends aside), to its end: a macro to its last
@@ -111,6 +115,15 @@ while IFS='|' read -r id gates file first; do
 			exit 1
 		fi
 	done
+	case "$file" in
+	arch/*)
+		arch=${file#arch/}
+		arch=${arch%%/*}
+		if [ -z "$audit" ] && [ -n "$srcarch" ] && [ "$arch" != "$srcarch" ]; then
+			continue
+		fi
+		;;
+	esac
 	if [ ! -f "$srctree/$file" ]; then
 		printf '(no file %s)\n' "$file" >"$tmp/$id"
 	else

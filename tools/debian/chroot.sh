@@ -69,7 +69,9 @@ make_root() {
 	rm -f "$tmp/etc/apt/sources.list"
 	# The host's archive may be a snapshot older than sid's and experimental's Release
 	# files allow (Valid-Until); the packages are named by version all the same.
-	printf 'Acquire::Check-Valid-Until "false";\n' >"$tmp/etc/apt/apt.conf.d/99rue-valid-until"
+	if [ "$DEBIAN_BASE" = sid ]; then
+		printf 'Acquire::Check-Valid-Until "false";\n' >"$tmp/etc/apt/apt.conf.d/99rue-valid-until"
+	fi
 	# Nothing may start services inside the root.
 	printf '#!/bin/sh\nexit 101\n' >"$tmp/usr/sbin/policy-rc.d"
 	chmod 0755 "$tmp/usr/sbin/policy-rc.d"

@@ -51,7 +51,9 @@ if grep -qx 'CONFIG_CC_IS_GCC=y' "$config"; then
 	# The same GCC release is required; another Debian revision of it (16.2.0-4 for the
 	# kernel's 16.2.0-3, once the suite moved on) is accepted, as Kbuild accepts it.
 	if [ "$have" != "$cc_text" ]; then
-		[ "${have%% *}" = "$cc" ] && [ "${have##* }" = "${cc_text##* }" ] ||
+		# The name, and the release after Debian's "(Debian VERSION)": 16.2.0, or a
+		# snapshot's whole "16.0.0 20260101 (experimental)".
+		[ "${have%% *}" = "$cc" ] && [ "${have#*) }" = "${cc_text#*) }" ] ||
 			fail "C compiler mismatch: the kernel was built with '$cc_text', $cc is '$have'." \
 				"Install the gcc package of the kernel's release (e.g. trixie's gcc-14)."
 		echo "rust-user-events: the kernel was built with '$cc_text'; building with '$have'," \

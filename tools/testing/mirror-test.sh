@@ -27,7 +27,10 @@ kdir=$1
 out=$2
 src=$(readlink -f "$kdir/source")
 fails=0
-trees=$(mktemp -d "$(dirname "$src")/mirror-test.XXXXXX")
+trees=$(mktemp -d "$(dirname "$src")/mirror-test.XXXXXX") || {
+	fail "no room for the tree copies beside $src"
+	exit 1
+}
 trap 'rm -rf "$trees"' EXIT
 
 pass() { echo "PASS mirrors: $*"; }

@@ -117,8 +117,14 @@ static int kernel_log(const char *needle, char *log, size_t size)
 	int fd = open("/dev/kmsg", O_RDONLY | O_NONBLOCK);
 	size_t n = 0;
 
-	if (fd < 0 || lseek(fd, 0, SEEK_SET) < 0)
+	if (fd < 0)
 		return -errno;
+	if (lseek(fd, 0, SEEK_SET) < 0) {
+		int ret = -errno;
+
+		close(fd);
+		return ret;
+	}
 	log[0] = 0;
 	for (;;) {
 		char rec[2048];
