@@ -102,7 +102,7 @@ fields() {
 		sub(/^[ \t]+/, ""); print out $0
 	}'
 }
-grep -v '^[[:space:]]*\(#\|$\)' "$list" | sed 's/[[:space:]]*$//' >"$tmp/list"
+grep -Ev '^[[:space:]]*(#|$)' "$list" | sed 's/[[:space:]]*$//' >"$tmp/list"
 grep '^gate ' "$tmp/list" | sed 's/^gate //' | fields 2 >"$tmp/gates"
 grep -v '^gate ' "$tmp/list" | fields 4 >"$tmp/mirrors"
 
