@@ -13,9 +13,16 @@
 # Commands run in it with a clean environment.
 #
 # Usage: chroot.sh --print-root     build if needed, print the root's path
-#        chroot.sh [--] CMD...      build if needed, run CMD inside it as root,
+#        chroot.sh [OPTIONS] [--] CMD...
+#                                   build if needed, run CMD inside it as root,
 #                                   with /proc, /dev and the work tree mounted
 #                                   (private mounts, gone when CMD ends)
+#   --packaging       install make packages' tools first (packaging, below)
+#   --overlay         run CMD in a throwaway copy of the root (an overlay whose
+#                     changes are deleted when CMD ends): the package tests
+#                     install and remove there
+#   --bind HOST:PATH  mount the host's directory HOST at PATH too (repeatable;
+#                     neither may contain a space)
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -34,6 +41,10 @@ packages=(
 	make bc flex bison libelf-dev libssl-dev python3 cpio kmod xz-utils openssl
 	dkms
 )
+# What `make packages` (tools/debian/packages.sh) and its tests need besides:
+# installed into the root on first use (--packaging), not part of its key, so
+# that adding them neither remakes the root nor the trees prepared in it.
+packaging=(apt-utils gnupg lintian debhelper dh-dkms)
 # Headers of another architecture's kernels (arm64's, on an amd64 host) cannot
 # be installed beside the native ones (both flavours' linux-kbuild packages own
 # the same paths), and only their .config, Module.symvers and vmlinux are used
@@ -97,25 +108,64 @@ make_root() {
 	done
 }
 
-# in_root ROOT CMD...: CMD inside ROOT, in a private mount namespace.
+# in_root ROOT CMD...: CMD inside ROOT, in a private mount namespace; in a
+# throwaway overlay of ROOT with --overlay, with the --bind directories.
+overlay=0
+binds=()
 in_root() {
-	local r=$1
+	local r=$1 upper= rc=0
 	shift
+	if [ "$overlay" -eq 1 ]; then
+		upper=$(mktemp -d "$cache/debian/overlay.XXXXXX")
+	fi
 	unshare --mount --propagation private -- /bin/sh -ec '
-		r=$1; top=$2; shift 2
+		r=$1; top=$2; upper=$3; binds=$4; shift 4
+		if [ -n "$upper" ]; then
+			mkdir -p "$upper/changes" "$upper/work" "$upper/root"
+			mount -t overlay overlay -o "lowerdir=$r,upperdir=$upper/changes,workdir=$upper/work" "$upper/root"
+			r=$upper/root
+		fi
 		mount -t proc proc "$r/proc"
 		mount --rbind /dev "$r/dev"
 		mkdir -p "$r/rue/src"
 		mount --bind "$top" "$r/rue/src"
+		for b in $binds; do
+			mkdir -p "$r${b#*:}"
+			mount --bind "${b%%:*}" "$r${b#*:}"
+		done
 		exec chroot "$r" /usr/bin/env -i HOME=/root LANG=C.UTF-8 \
-			PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin "$@"' sh "$r" "$top" "$@"
+			PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin "$@"' sh "$r" "$top" "$upper" \
+		"${binds[*]}" "$@" || rc=$?
+	[ -z "$upper" ] || rm -rf "$upper"
+	return "$rc"
+}
+
+# ensure_packaging: the packaging tools in the root, once.
+ensure_packaging() {
+	local stamp overlay=0
+	local -a binds=()
+	stamp="$root/.rue-packaging-$(echo "${packaging[*]}" | sha256sum | cut -c1-16)"
+	[ -f "$stamp" ] && return 0
+	log "installing ${packaging[*]} into the root (make packages)"
+	in_root "$root" sh -ec 'apt-get update -qq
+		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "$@"
+		apt-get clean' sh "${packaging[@]}" >"$cache/debian/apt-packaging.log" 2>&1 ||
+		{ tail -30 "$cache/debian/apt-packaging.log" >&2; exit 1; }
+	touch "$stamp"
 }
 
 [ -f "$root/.rue-complete" ] || make_root
 
-case "${1:-}" in
---print-root) echo "$root" ;;
---) shift; in_root "$root" "$@" ;;
-"") ;;
-*) in_root "$root" "$@" ;;
-esac
+packaging_first=0
+while [ $# -gt 0 ]; do
+	case "$1" in
+	--print-root) echo "$root"; exit 0 ;;
+	--packaging) packaging_first=1; shift ;;
+	--overlay) overlay=1; shift ;;
+	--bind) binds+=("$2"); shift 2 ;;
+	--) shift; break ;;
+	*) break ;;
+	esac
+done
+[ "$packaging_first" -eq 0 ] || ensure_packaging
+[ $# -eq 0 ] || in_root "$root" "$@"

@@ -1,0 +1,398 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Makes the Debian packages and their apt repository (tools/debian/packages.sh
+# runs it in chroot.sh's trixie root, with the packaging tools). Two source
+# packages, in Debian's conventions (debhelper, dh-dkms):
+#   rust-user-events (version PKGVER-1, Architecture: all)
+#     rust-user-events-common     the boot entry (/usr/lib/modules-load.d) and
+#                                 a commented /etc/modprobe.d file, shared by
+#                                 every kernel's package
+#     rust-user-events-dkms       the sources, built by DKMS for a kernel with
+#                                 no prebuilt package
+#     rust-user-events-ueficert   the certificate of the key the prebuilt
+#                                 modules are signed with, for MOK enrolment
+#   rust-user-events-modules (version PKGVER+KERNEL_VERSION)
+#     rust-user-events-modules-ABI-FLAVOUR   the signed module for exactly
+#                                 linux-image-ABI-FLAVOUR (= KERNEL_VERSION)
+#     rust-user-events-modules-FLAVOUR       depends on the current ABI's,
+#                                 as linux-image-FLAVOUR does on its image
+# Every package must pass lintian without an error. Then the repository:
+# OUT/repo/pool/*.deb, OUT/repo/dists/SUITE/{Release,InRelease,Release.gpg},
+# main/binary-{amd64,arm64}/Packages, and the key apt checks it with,
+# OUT/repo/rust-user-events-archive-keyring.gpg.
+#
+# KEYS holds the signing keys (made on first use; a distributor puts its own
+# there, Documentation/install.md): module.key and module.der (the module
+# signing key, PEM, and its X.509 certificate, DER) and gnupg/ (a GnuPG home
+# whose one secret key signs the repository).
+#
+# Usage (inside the root):
+#   packages-build.sh OUT KEYS ABI KERNEL_VERSION FLAVOUR=KO...
+#     OUT is emptied first. KO is the module built for kernel ABI-FLAVOUR.
+#     RUE_REPO_EXTRA: more .deb files for the repository's pool (the package
+#     test's stand-in for a newer kernel), not checked by lintian.
+set -euo pipefail
+
+here=$(cd "$(dirname "$0")" && pwd)
+top=$(cd "$here/../.." && pwd)
+out=$1 keys=$2 abi=$3 kversion=$4
+shift 4
+pkgver=$(sed -n 's/^PACKAGE_VERSION="\(.*\)"/\1/p' "$top/dkms.conf")
+suite=${RUE_REPO_SUITE:-trixie-backports}
+maintainer=${RUE_MAINTAINER:-rust-user-events developers <rust-user-events@users.noreply.github.com>}
+series=$(echo "$abi" | sed -n 's/^\([0-9]*\.[0-9]*\).*/\1/p')
+cert_path=/usr/share/rust-user-events/rust-user-events-signing.der
+date=$(date -R)
+export DEBEMAIL=${maintainer##*<} DEBFULLNAME=${maintainer%% <*}
+DEBEMAIL=${DEBEMAIL%>}
+# The headers of any installed kernel have Debian's build of the kernel's
+# sign-file (linux-kbuild), as DKMS uses it.
+sign_file=$(ls /usr/src/linux-headers-*/scripts/sign-file 2>/dev/null | head -n 1)
+[ -x "$sign_file" ] || { echo "packages: no scripts/sign-file in /usr/src/linux-headers-*" >&2; exit 1; }
+
+log() { printf 'packages: %s\n' "$*" >&2; }
+
+# The keys, once.
+mkdir -p "$keys"
+chmod 0700 "$keys"
+if [ ! -f "$keys/module.key" ]; then
+	log "making a module signing key in $keys (first run)"
+	openssl req -new -x509 -nodes -days 36500 -sha256 -newkey rsa:3072 -batch \
+		-subj "/CN=rust-user-events module signing key/" \
+		-addext basicConstraints=critical,CA:FALSE -addext keyUsage=digitalSignature \
+		-addext extendedKeyUsage=codeSigning \
+		-keyout "$keys/module.key" -outform DER -out "$keys/module.der" 2>/dev/null
+fi
+export GNUPGHOME=$keys/gnupg
+if [ ! -d "$GNUPGHOME" ]; then
+	log "making a repository signing key in $GNUPGHOME (first run)"
+	mkdir -m 0700 "$GNUPGHOME"
+	gpg --batch --quiet --passphrase '' --quick-gen-key \
+		"rust-user-events archive signing key <$DEBEMAIL>" rsa3072 sign never
+fi
+
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+rm -rf "$out"
+mkdir -p "$out"
+
+# changelog SOURCE VERSION: a one-entry debian/changelog.
+changelog() {
+	cat <<EOF
+$1 ($2) $suite; urgency=medium
+
+  * Built by tools/debian/packages.sh (make packages).
+
+ -- $maintainer  $date
+EOF
+}
+
+copyright() {
+	cat <<EOF
+Format: https://www.debian.org/doc/packaging-manuals/copyright-format/1.0/
+Upstream-Name: rust-user-events
+Source: https://github.com/rust-user-events/rust-user-events
+
+Files: *
+Copyright: 2025-2026 rust-user-events developers
+License: GPL-2.0-only
+ This program is free software; you can redistribute it and/or modify it
+ under the terms of the GNU General Public License version 2 as published by
+ the Free Software Foundation.
+ .
+ On Debian systems, the complete text of the GNU General Public License
+ version 2 can be found in /usr/share/common-licenses/GPL-2.
+EOF
+}
+
+# The prebuilt modules are signed and must stay byte for byte as signed:
+# nothing is built, and nothing strips them.
+rules() {
+	printf '#!/usr/bin/make -f\n%%:\n\tdh $@\n\n'
+	printf 'override_dh_auto_configure override_dh_auto_build override_dh_auto_test override_dh_auto_install override_dh_auto_clean override_dh_strip override_dh_dwz:\n'
+}
+
+# source_dir NAME VERSION: a source package's directory with its common files.
+source_dir() {
+	local d="$work/$1"
+	mkdir -p "$d/debian/source"
+	changelog "$1" "$2" >"$d/debian/changelog"
+	copyright >"$d/debian/copyright"
+	rules >"$d/debian/rules"
+	chmod 0755 "$d/debian/rules"
+	echo '3.0 (quilt)' >"$d/debian/source/format"
+	echo "$d"
+}
+
+# build DIR DPKG-BUILDPACKAGE-ARGS...: binary packages into $work/debs.
+build() {
+	local d=$1
+	shift
+	mkdir -p "$work/debs"
+	(cd "$d" && dpkg-buildpackage --no-sign -d "$@" >"$work/build.log" 2>&1) ||
+		{ tail -40 "$work/build.log" >&2; exit 1; }
+	mv "$d"/../*.deb "$work/debs/"
+	rm -f "$d"/../*.buildinfo "$d"/../*.changes
+}
+
+description_tail=" user_events lets a program define trace events and emit them into ftrace,
+ perf and eBPF without uprobes (OpenTelemetry's user_events exporters, the
+ tracepoint and eventheader libraries, .NET EventPipe). Debian's kernels
+ leave the kernel's own implementation out; rust_user_events.ko brings the
+ same ABI as a loadable module written in Rust."
+
+# rust-user-events: what every kernel shares.
+log "rust-user-events $pkgver-1: common, dkms, ueficert"
+d=$(source_dir rust-user-events "$pkgver-1")
+cat >"$d/debian/control" <<EOF
+Source: rust-user-events
+Section: kernel
+Priority: optional
+Maintainer: $maintainer
+Build-Depends: debhelper-compat (= 13), dh-sequence-dkms
+Standards-Version: 4.7.0
+Rules-Requires-Root: no
+
+Package: rust-user-events-common
+Architecture: all
+Depends: \${misc:Depends}, kmod
+Description: Linux user_events tracing ABI module - boot configuration
+$description_tail
+ .
+ This package loads rust_user_events at boot (modules-load.d) and holds
+ its module options (/etc/modprobe.d/rust-user-events-common.conf). The
+ module itself comes from a rust-user-events-modules-* package or from
+ rust-user-events-dkms.
+
+Package: rust-user-events-dkms
+Architecture: all
+Depends: \${misc:Depends}, rust-user-events-common (= \${binary:Version}),
+ dkms (>= 3), linux-source-$series, gcc-14 | gcc-16, libc6-dev, rustc, rust-src,
+ bindgen, dwarves, make, bc, flex, bison, libelf-dev, libssl-dev, python3,
+ cpio, kmod, xz-utils, openssl
+Description: Linux user_events tracing ABI module - DKMS source
+$description_tail
+ .
+ This package builds the module with DKMS for every installed $series
+ kernel that has its headers, by the toolchain the kernel was built with,
+ and refuses kernels it cannot serve, saying why. Prefer the prebuilt
+ rust-user-events-modules-FLAVOUR packages where one exists.
+
+Package: rust-user-events-ueficert
+Architecture: all
+Depends: \${misc:Depends}
+Suggests: mokutil
+Description: Linux user_events tracing ABI module - Secure Boot certificate
+$description_tail
+ .
+ This package installs the certificate of the key the prebuilt modules are
+ signed with, in /usr/share/rust-user-events/. With Secure Boot on, enroll
+ it once with mokutil --import; the package says so when it is installed
+ on such a machine.
+EOF
+mkdir -p "$d/boot"
+printf '# rust-user-events-common: load rust_user_events at boot (systemd-modules-load)\nrust_user_events\n' \
+	>"$d/boot/rust-user-events.conf"
+printf 'boot/rust-user-events.conf usr/lib/modules-load.d/\n' >"$d/debian/rust-user-events-common.install"
+cat >"$d/debian/rust-user-events-common.modprobe" <<'EOF'
+# rust_user_events' options (modinfo rust_user_events):
+#
+# group=GID  members of this group may read and write
+#            /sys/kernel/tracing/user_events_data and read user_events_status
+#            (default -1: root only, as the kernel's own user_events).
+#            See /usr/share/doc/rust-user-events-common/README.Debian.
+#options rust_user_events group=GID
+#
+# Not to load it at boot, while keeping it installed:
+#blacklist rust_user_events
+EOF
+cat >"$d/debian/rust-user-events-common.README.Debian" <<'EOF'
+rust-user-events for Debian
+===========================
+
+rust_user_events.ko is loaded at boot by /usr/lib/modules-load.d/rust-user-events.conf
+(systemd-modules-load); `modprobe rust_user_events` loads it now. An
+/etc/modules-load.d/rust-user-events.conf, if present, replaces that file.
+
+Its option `group=` (in /etc/modprobe.d/rust-user-events-common.conf) lets a
+group's members use user_events without root.
+
+The module comes from one of:
+  rust-user-events-modules-FLAVOUR  prebuilt and signed, for Debian's kernel
+                                    flavour FLAVOUR (amd64, cloud-amd64, ...)
+  rust-user-events-dkms             built by DKMS for other 7.3 kernels
+EOF
+# The DKMS package: the staged sources at /usr/src/rust-user-events-PKGVER,
+# with dh-dkms's maintainer scripts (add, build and install for the kernels
+# with headers; remove on removal).
+mkdir -p "$d/dkms-src"
+bash "$here/stage-sources.sh" "$d/dkms-src/rust-user-events-$pkgver" 2>/dev/null || {
+	# Inside the root, stage-sources.sh copies from /rue/src, the work tree.
+	echo "packages: staging the sources failed" >&2
+	exit 1
+}
+printf 'dkms-src/rust-user-events-%s usr/src/\n' "$pkgver" >"$d/debian/rust-user-events-dkms.install"
+printf 'dkms-src/rust-user-events-%s/dkms.conf\n' "$pkgver" >"$d/debian/rust-user-events-dkms.dkms"
+# The certificate, and the note on MOK enrolment, given once: at the first
+# install, on a machine booted with Secure Boot on where the key is not
+# enrolled yet.
+mkdir -p "$d/cert"
+cp "$keys/module.der" "$d/cert/rust-user-events-signing.der"
+printf 'cert/rust-user-events-signing.der usr/share/rust-user-events/\n' >"$d/debian/rust-user-events-ueficert.install"
+cat >"$d/debian/rust-user-events-ueficert.postinst" <<EOF
+#!/bin/sh
+set -e
+
+cert=$cert_path
+if [ "\$1" = configure ] && [ -z "\$2" ] && command -v mokutil >/dev/null 2>&1 &&
+	mokutil --sb-state 2>/dev/null | grep -q 'SecureBoot enabled' &&
+	! mokutil --test-key "\$cert" 2>/dev/null | grep -q 'is already enrolled'; then
+	cat <<NOTE
+rust-user-events: Secure Boot is on, and the key rust_user_events.ko is signed
+with is not enrolled, so the kernel will refuse the module. Enroll it once:
+    sudo mokutil --import \$cert
+(it asks for a one-time password), reboot, and choose "Enroll MOK" in the blue
+MokManager screen, entering that password.
+NOTE
+fi
+
+#DEBHELPER#
+EOF
+cat >"$d/debian/rust-user-events-ueficert.README.Debian" <<EOF
+rust-user-events-ueficert
+=========================
+
+$cert_path is the certificate of the key the prebuilt
+rust_user_events.ko modules (rust-user-events-modules-*) are signed with. With
+Secure Boot on, Debian's kernel loads them only once the key is enrolled as a
+Machine Owner Key:
+
+    sudo mokutil --import $cert_path
+    sudo reboot      # then "Enroll MOK" in MokManager
+
+mokutil --test-key $cert_path says whether it is enrolled.
+EOF
+build "$d" -A
+
+# rust-user-events-modules: one package per kernel, and a metapackage per flavour.
+mversion="$pkgver+$kversion"
+log "rust-user-events-modules $mversion: ${*%%=*}"
+d=$(source_dir rust-user-events-modules "$mversion")
+cat >"$d/debian/control" <<EOF
+Source: rust-user-events-modules
+Section: kernel
+Priority: optional
+Maintainer: $maintainer
+Build-Depends: debhelper-compat (= 13)
+Standards-Version: 4.7.0
+Rules-Requires-Root: no
+EOF
+arches=()
+for pair in "$@"; do
+	flavour=${pair%%=*} ko=${pair#*=}
+	krel=$abi-$flavour
+	case "$flavour" in *arm64*) arch=arm64 ;; *) arch=amd64 ;; esac
+	case " ${arches[*]} " in *" $arch "*) ;; *) arches+=("$arch") ;; esac
+	pkg=rust-user-events-modules-$krel
+	mkdir -p "$d/modules/$krel"
+	# Stripped of debug information as Debian's own modules are
+	# (INSTALL_MOD_STRIP=1: BTF stays), then signed.
+	strip=strip
+	[ "$arch" = "$(dpkg --print-architecture)" ] || strip=aarch64-linux-gnu-strip
+	"$strip" --strip-debug -o "$d/modules/$krel/rust_user_events.ko" "$ko"
+	"$sign_file" sha256 "$keys/module.key" "$keys/module.der" "$d/modules/$krel/rust_user_events.ko"
+	cat >>"$d/debian/control" <<EOF
+
+Package: $pkg
+Architecture: $arch
+Depends: \${misc:Depends}, linux-image-$krel (= $kversion), rust-user-events-common (>= $pkgver), kmod
+Recommends: rust-user-events-ueficert
+Conflicts: rust-user-events-dkms
+Description: Linux user_events tracing ABI module for Linux $krel
+$description_tail
+ .
+ This package holds rust_user_events.ko for linux-image-$krel
+ $kversion, signed with the key of rust-user-events-ueficert.
+
+Package: rust-user-events-modules-$flavour
+Architecture: $arch
+Depends: \${misc:Depends}, $pkg (= \${binary:Version})
+Description: Linux user_events tracing ABI module for the latest $flavour kernel
+$description_tail
+ .
+ This metapackage depends on the module package of the current
+ linux-image-$flavour, so that an upgrade that brings a new kernel ABI
+ brings the module for it.
+EOF
+	printf 'modules/%s/rust_user_events.ko usr/lib/modules/%s/updates/\n' "$krel" "$krel" >"$d/debian/$pkg.install"
+	# Debian's kernels ship no System.map, so debhelper's own depmod snippet
+	# (dh_installmodules) would never run: depmod here, for this kernel only.
+	for script in postinst postrm; do
+		{
+			printf '#!/bin/sh\nset -e\n\nkrel=%s\n' "$krel"
+			if [ "$script" = postinst ]; then
+				cat <<'EOF'
+if [ "$1" = configure ] && [ -e "/usr/lib/modules/$krel/modules.order" ]; then
+	depmod -a "$krel"
+	# Into the running kernel now as well; at boot, modules-load.d loads it.
+	if [ "$(uname -r)" = "$krel" ] && ! grep -q '^rust_user_events ' /proc/modules; then
+		modprobe rust_user_events ||
+			echo "rust-user-events: could not load rust_user_events now (with Secure Boot on, see rust-user-events-ueficert)" >&2
+	fi
+fi
+EOF
+			else
+				cat <<'EOF'
+if [ "$1" = remove ] || [ "$1" = purge ]; then
+	if [ -e "/usr/lib/modules/$krel/modules.order" ]; then
+		depmod -a "$krel"
+	fi
+fi
+EOF
+			fi
+			printf '\n#DEBHELPER#\n'
+		} >"$d/debian/$pkg.$script"
+	done
+done
+for arch in "${arches[@]}"; do
+	if [ "$arch" = "$(dpkg --print-architecture)" ]; then
+		build "$d" -B
+	else
+		build "$d" -B --host-arch "$arch"
+	fi
+done
+
+log "lintian"
+if ! lintian --fail-on error --suppress-tags-from-file /dev/null "$work"/debs/*.deb >"$work/lintian.log" 2>&1; then
+	cat "$work/lintian.log" >&2
+	echo "packages: lintian found errors (above)" >&2
+	exit 1
+fi
+cp "$work/lintian.log" "$out/lintian.log"
+
+# The repository: a pool and one suite, signed.
+log "apt repository $out/repo, suite $suite"
+repo=$out/repo
+mkdir -p "$repo/pool/main"
+mv "$work"/debs/*.deb "$repo/pool/main/"
+for extra in ${RUE_REPO_EXTRA:-}; do
+	cp "$extra" "$repo/pool/main/"
+done
+cd "$repo"
+for arch in amd64 arm64; do
+	mkdir -p "dists/$suite/main/binary-$arch"
+	apt-ftparchive --arch "$arch" packages pool >"dists/$suite/main/binary-$arch/Packages"
+	gzip -9nk "dists/$suite/main/binary-$arch/Packages"
+done
+apt-ftparchive -o "APT::FTPArchive::Release::Origin=rust-user-events" \
+	-o "APT::FTPArchive::Release::Label=rust-user-events" \
+	-o "APT::FTPArchive::Release::Suite=$suite" -o "APT::FTPArchive::Release::Codename=$suite" \
+	-o "APT::FTPArchive::Release::Architectures=amd64 arm64" \
+	-o "APT::FTPArchive::Release::Components=main" \
+	release "dists/$suite" >"$work/Release"
+mv "$work/Release" "dists/$suite/Release"
+gpg --batch --yes --quiet --clearsign -o "dists/$suite/InRelease" "dists/$suite/Release"
+gpg --batch --yes --quiet --detach-sign --armor -o "dists/$suite/Release.gpg" "dists/$suite/Release"
+gpg --batch --yes --quiet --export -o rust-user-events-archive-keyring.gpg
+ls pool/main
