@@ -22,7 +22,7 @@ else
 kdir = $$(bash $(TOOLS)/kernel/build.sh)
 endif
 
-.PHONY: all modules setup kernel clippy host-test host-fuzz check demo conformance fuzz bench vm debian install uninstall purge clean
+.PHONY: all modules setup kernel clippy host-test host-fuzz check demo conformance fuzz bench vm debian packages install uninstall purge clean
 
 all: modules
 
@@ -43,6 +43,12 @@ clippy: kernel
 # toolchain in a trixie root: build/debian/<release>/ (Documentation/install.md).
 debian: setup
 	@bash $(TOOLS)/debian/build.sh
+
+# Debian packages of that module, signed, for every flavour, with a DKMS
+# package and a signed apt repository: build/packages/repo/
+# (Documentation/install.md, "Publishing the packages").
+packages: setup
+	@bash $(TOOLS)/debian/packages.sh
 
 # On a Debian machine: build and install for the running kernel with DKMS,
 # load it now and at every boot. Needs root; installs its own dependencies.

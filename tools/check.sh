@@ -11,7 +11,9 @@
 #     with the module built for each by Debian's toolchain
 #     (tools/debian/build.sh), after the Debian install itself (make install,
 #     DKMS) is tested in a trixie root. The arm64 guests run the same
-#     programs, cross-built (build-guest.sh --arch arm64);
+#     programs, cross-built (build-guest.sh --arch arm64). Then make packages,
+#     its packages installed, upgraded and removed with apt in the trixie root
+#     (packages-test.sh), and Debian's amd64 kernel booted with them;
 #   - the next toolchain: Debian experimental's 7.3 kernel (7.3~rc7), the
 #     module built for it in a sid root by gcc-16 and rustc 1.97.1
 #     (RUE_DEBIAN=experimental, tools/debian/kernels.conf).
@@ -243,6 +245,37 @@ case " $kernels " in
 		[ "$(debian_arch "$flavour")" = "$(dpkg --print-architecture)" ] || how="DKMS, cross-built"
 		summaries+=("Debian install ($krel, $how): $p passed, $f failed, 0 skipped")
 	done
+	# make packages, then the packages as a user meets them: added as an apt repository,
+	# installed, upgraded across a kernel ABI bump and removed, in throwaway copies of the
+	# trixie root (packages-test.sh); the installed files boot in the VM further down.
+	echo "== debian: make packages; apt install, upgrade and remove in a trixie root"
+	cache=${RUE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/rust-user-events}
+	keys=${RUE_SIGNING_DIR:-$cache/signing}
+	start=$(date +%s)
+	if bash "$top/tools/debian/packages.sh" --prebuilt >"$build/packages.log" 2>&1; then
+		echo "PASS debian: make packages: $(find "$top/build/packages/repo/pool" -name '*.deb' | wc -l) packages, lintian without errors, a signed repository"
+		passed=$((passed + 1))
+		mkdir -p "$cache/debian/apt-archives/partial"
+		for mode in modules dkms; do
+			rm -rf "$build/packages-$mode"
+			bash "$top/tools/debian/chroot.sh" --packaging --overlay --bind "$keys:/rue/keys" \
+				--bind "$cache/debian/apt-archives:/var/cache/apt/archives" -- \
+				bash /rue/src/tools/debian/packages-test.sh "$mode" "$DEBIAN_ABI" amd64 \
+				/rue/src/build/packages/repo /rue/keys "/rue/src/build/check/packages-$mode" |
+				tee "$build/packages-$mode.log"
+			p=$(grep -c '^ok ' "$build/packages-$mode.log")
+			f=$(grep -c '^not ok ' "$build/packages-$mode.log")
+			grep -q '^1\.\.' "$build/packages-$mode.log" || f=$((f + 1))
+			passed=$((passed + p)) failed=$((failed + f))
+			summaries+=("Debian packages ($mode, $DEBIAN_ABI-amd64, apt): $p passed, $f failed, 0 skipped")
+		done
+	else
+		tail -n 30 "$build/packages.log"
+		echo "FAIL debian: make packages (above; $build/packages.log)"
+		failed=$((failed + 1))
+	fi
+	echo "debian packages: $(($(date +%s) - start)) s"
+
 	# The shorter run (DEBIAN_SHORT_FLAVOURS): everything but the fuzzer.
 	grep -v 'fuzz_test' "$build/guest/check-cmd.sh" >"$build/guest/check-cmd-short.sh"
 
@@ -303,6 +336,30 @@ case " $kernels " in
 		suite "Debian $frel" "debian-$flavour" --kernel "$vmlinuz" --module "$ko" "${guest_args[@]}" \
 			--add "$extra"
 	done
+	;;
+esac
+
+case " $kernels " in
+*" debian "*)
+	# Debian's amd64 kernel booted with what apt installed above (the packaged module, its
+	# depmod indexes, modules-load.d): init loads the module as a booting system does, and
+	# the harness loads none.
+	pkgroot="$build/packages-modules/root"
+	extra="$build/packages-boot"
+	rm -rf "$extra"
+	mkdir -p "$extra/bin"
+	if [ -f "$pkgroot/usr/lib/modules/$DEBIAN_ABI-amd64/updates/rust_user_events.ko" ] &&
+		vmlinuz=$(bash "$top/tools/debian/vmlinuz.sh" amd64); then
+		install -m 0755 "$top/tools/testing/package_boot_test.sh" "$extra/bin/package_boot_test"
+		printf '%s\n' "rue-run package_boot_test package_boot_test" "rue-run rue_tracepoint_rs rue_tracepoint_rs" \
+			"rue-run rue_otel_logs_rs rue_otel_logs_rs" >"$extra/check-cmd.sh"
+		suite "Debian $DEBIAN_ABI-amd64, booted with the installed packages" packages-boot --kernel "$vmlinuz" \
+			--no-module --root "$pkgroot" --add "$build/guest" --add "$extra"
+	else
+		echo "FAIL debian: no installed package tree or kernel image to boot"
+		failed=$((failed + 1))
+		summaries+=("Debian $DEBIAN_ABI-amd64 with the installed packages: not run")
+	fi
 	;;
 esac
 

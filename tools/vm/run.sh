@@ -17,6 +17,9 @@
 #   --no-module     boot without loading the module
 #   --add DIR       copy DIR's contents into the guest's /rue (repeatable);
 #                   /rue/bin is on PATH, so static programs there run by name
+#   --root DIR      copy DIR's contents into the guest's / (repeatable): an
+#                   installed /usr/lib/modules tree and modules-load.d, whose
+#                   modules the guest's init loads as a booting system does
 #   --log FILE      console log (default: build/vm/console.log)
 #   --summary FILE  write "passed failed skipped" there
 #   --timeout S     give up after S seconds (default: 1200)
@@ -36,6 +39,7 @@ bzimage=
 module="$top/rust_user_events.ko"
 load_module=1
 adds=()
+roots=()
 extra=()
 log="$top/build/vm/console.log"
 summary=
@@ -55,6 +59,7 @@ while [ $# -gt 0 ]; do
 	--module) module=$2; shift 2 ;;
 	--no-module) load_module=0; shift ;;
 	--add) adds+=("$2"); shift 2 ;;
+	--root) roots+=("$2"); shift 2 ;;
 	--log) log=$2; shift 2 ;;
 	--summary) summary=$2; shift 2 ;;
 	--timeout) timeout=$2; shift 2 ;;
@@ -107,8 +112,11 @@ if [ "$load_module" -eq 1 ]; then
 else
 	touch "$root/rue/no-module"
 fi
-for d in "${adds[@]}"; do
+for d in ${adds[@]+"${adds[@]}"}; do
 	cp -a "$d"/. "$root/rue/"
+done
+for d in ${roots[@]+"${roots[@]}"}; do
+	cp -a "$d"/. "$root/"
 done
 printf '%s\n' "$*" >"$root/rue/cmd.sh"
 (cd "$root" && find . | cpio -o -H newc --quiet | gzip -1) >"$work/initramfs.cpio.gz"

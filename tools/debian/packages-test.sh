@@ -1,0 +1,224 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Tests make packages' packages as a Debian user meets them, inside a
+# throwaway copy of chroot.sh's trixie root (chroot.sh --overlay): the
+# repository added with its signed-by key, then
+#   modules FLAVOUR: `apt install rust-user-events-modules-FLAVOUR` brings
+#     Debian's kernel image and the signed module for it, registered with
+#     depmod and loaded at boot by modules-load.d; the installed files are
+#     copied to OUT/root for the test VM to boot with (tools/check.sh). Then a
+#     kernel ABI bump: a second snapshot of the repository with a newer kernel
+#     (a stand-in package: Debian's archive has one ABI at a time) and the
+#     module packages for it; `apt upgrade` brings the new module, and the old
+#     one stays as long as the old kernel, which apt keeps. Last, purging
+#     rust-user-events-common and -ueficert leaves nothing behind.
+#   dkms FLAVOUR: `apt install rust-user-events-dkms` builds and installs the
+#     module with DKMS for the kernel whose headers are installed, skips a
+#     kernel the module cannot serve, and `apt purge` removes all of it.
+# Prints TAP.
+#
+# Usage (inside the root): packages-test.sh modules|dkms ABI FLAVOUR REPO KEYS OUT
+#   ABI and FLAVOUR name the kernel (linux-image-ABI-FLAVOUR), REPO is make
+#   packages' repository (build/packages/repo), KEYS its keys.
+set -uo pipefail
+
+here=$(cd "$(dirname "$0")" && pwd)
+mode=$1 abi=$2 flavour=$3 repo=$4 keys=$5 out=$6
+krel=$abi-$flavour
+name=rust-user-events
+version=$(sed -n 's/^PACKAGE_VERSION="\(.*\)"/\1/p' "$here/../../dkms.conf")
+suite=trixie-backports
+keyring=/usr/share/keyrings/rust-user-events-archive-keyring.gpg
+sources=/etc/apt/sources.list.d/rust-user-events.sources
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+# shellcheck source=tap.sh
+. "$here/tap.sh"
+export DEBIAN_FRONTEND=noninteractive
+apt_get() { apt-get -y -q -o APT::Sandbox::User=root "$@"; }
+
+kversion=$(dpkg-query -W -f='${Version}' "linux-headers-$krel")
+
+# add_repo DIR: DIR's repository as an apt source, checked with its key.
+add_repo() {
+	cp "$1/rust-user-events-archive-keyring.gpg" "$keyring"
+	printf 'Types: deb\nURIs: file:%s\nSuites: %s\nComponents: main\nSigned-By: %s\n' \
+		"$1" "$suite" "$keyring" >"$sources"
+	apt_get update >"$tmp/update.log" 2>&1 && ! grep -q '^[WE]:' "$tmp/update.log"
+}
+
+# no_trace: nothing of the packages is left on the system.
+no_trace() {
+	local left
+	left=$( {
+		dpkg-query -W -f='${db:Status-Abbrev} ${Package}\n' "$name*" 2>/dev/null | grep -v '^un '
+		find /usr/lib/modules /usr/src /var/lib/dkms /usr/lib/modules-load.d /etc/modprobe.d \
+			/usr/share/rust-user-events /usr/share/doc \( -name 'rust_user_events*' -o -name "$name*" \) \
+			2>/dev/null
+		grep -rls rust_user_events /usr/lib/modules/*/modules.dep 2>/dev/null
+	} )
+	[ -z "$left" ] || { echo "$left" | head -n 5 | tr '\n' ' '; return 1; }
+}
+
+echo "TAP version 13"
+echo "# $mode, $krel ($kversion)"
+
+# A repository signed by another key is refused: apt checks the signature.
+mkdir -p "$tmp/otherkey" "$tmp/other"
+chmod 0700 "$tmp/otherkey"
+GNUPGHOME=$tmp/otherkey gpg --batch --quiet --passphrase '' --quick-gen-key 'not the archive key' rsa2048 sign never
+GNUPGHOME=$tmp/otherkey gpg --batch --quiet --export -o "$tmp/other/rust-user-events-archive-keyring.gpg"
+mkdir -p "$tmp/other/dists"
+cp -a "$repo/dists/$suite" "$tmp/other/dists/"
+ln -s "$repo/pool" "$tmp/other/pool"
+! add_repo "$tmp/other" && grep -q 'NO_PUBKEY\|not signed\|signature' "$tmp/update.log"
+result $? "apt refuses the repository with another key than its own" "$(grep '^[WE]:' "$tmp/update.log" | head -n 2)"
+add_repo "$repo"
+result $? "apt accepts the repository, signed-by its key (InRelease)" "$(grep '^[WE]:' "$tmp/update.log" | head -n 2)"
+
+if [ "$mode" = modules ]; then
+	meta=$name-modules-$flavour
+	pkg=$name-modules-$krel
+	ko=/usr/lib/modules/$krel/updates/rust_user_events.ko
+	# The user's machine first: it runs the backports kernel, installed as
+	# Debian says (apt install -t trixie-backports linux-image-FLAVOUR).
+	apt_get install -t "$suite" "linux-image-$krel=$kversion" >"$tmp/kernel.log" 2>&1
+	rc=$?
+	result $rc "the machine has linux-image-$krel $kversion (apt install -t $suite)" \
+		"exit $rc: $(tail -n 3 "$tmp/kernel.log" | tr '\n' ' ')"
+	apt_get install "$meta" >"$tmp/install.log" 2>&1
+	rc=$?
+	result $rc "apt install $meta installs $pkg" "exit $rc: $(tail -n 3 "$tmp/install.log" | tr '\n' ' ')"
+	[ "$(dpkg-query -W -f='${Version}' "linux-image-$krel" 2>/dev/null)" = "$kversion" ] &&
+		dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q 'install ok installed'
+	result $? "the kernel image is $kversion, and $pkg is installed"
+	[ "$(dpkg -S "$ko" 2>/dev/null)" = "$pkg: $ko" ]
+	result $? "the module is $ko, owned by $pkg"
+	modinfo -F vermagic "$ko" 2>/dev/null | grep -q "^$krel SMP "
+	result $? "its vermagic is $krel's" "$(modinfo -F vermagic "$ko" 2>&1)"
+	signer=$(modinfo -F signer "$ko" 2>/dev/null)
+	subject=$(openssl x509 -inform DER -noout -subject -nameopt multiline -in /usr/share/rust-user-events/rust-user-events-signing.der 2>/dev/null |
+		sed -n 's/^ *commonName *= *//p')
+	[ -n "$signer" ] && [ "$signer" = "$subject" ] && [ "$(modinfo -F sig_hashalgo "$ko")" = sha256 ]
+	result $? "it is signed (sha256) by the key whose certificate rust-user-events-ueficert installed" \
+		"signer '$signer', certificate '$subject'"
+	# The signature itself, checked as the kernel would: the PKCS#7 message
+	# before struct module_signature (12 bytes, the last 4 its length) and the
+	# 28-byte marker, over the bytes before it.
+	size=$(stat -c %s "$ko")
+	siglen=$(tail -c 32 "$ko" | head -c 4 | od -An -tu1 | awk '{ print $1 * 16777216 + $2 * 65536 + $3 * 256 + $4 }')
+	head -c $((size - 40 - siglen)) "$ko" >"$tmp/module"
+	tail -c $((40 + siglen)) "$ko" | head -c "$siglen" >"$tmp/sig.p7"
+	openssl x509 -inform DER -in /usr/share/rust-user-events/rust-user-events-signing.der -out "$tmp/cert.pem"
+	openssl cms -verify -binary -inform DER -in "$tmp/sig.p7" -content "$tmp/module" -certfile "$tmp/cert.pem" \
+		-nointern -noverify -out /dev/null >"$tmp/verify.log" 2>&1
+	result $? "the signature verifies against that certificate" "$(head -n 2 "$tmp/verify.log" | tr '\n' ' ')"
+	[ "$(realpath -q "$(modinfo -k "$krel" -n rust_user_events 2>/dev/null)")" = "$(realpath "$ko")" ]
+	result $? "depmod ran: modprobe finds rust_user_events in $krel's updates/" "$(modinfo -k "$krel" -n rust_user_events 2>&1)"
+	grep -qx rust_user_events /usr/lib/modules-load.d/rust-user-events.conf &&
+		! grep -v '^#' /etc/modprobe.d/rust-user-events-common.conf | grep -q .
+	result $? "modules-load.d loads rust_user_events at boot; the modprobe.d file is all comments"
+
+	# What the VM boots with: the installed module tree (without the kernel's
+	# own modules, which the test VM does not need) and the boot files.
+	rm -rf "$out/root"
+	mkdir -p "$out/root/usr/lib" "$out/root/etc"
+	(cd / && find "usr/lib/modules/$krel" -path "usr/lib/modules/$krel/kernel" -prune -o -print |
+		cpio -pdm --quiet "$out/root") &&
+		cp -a /usr/lib/modules-load.d "$out/root/usr/lib/" && cp -a /etc/modprobe.d "$out/root/etc/" &&
+		ln -s usr/lib "$out/root/lib"
+	result $? "the installed files are copied for the boot test ($out/root)"
+
+	# The ABI bump: a newer kernel (7.3.99+rue) in a second snapshot, and the
+	# module packages for it. The stand-in image carries no kernel, only what
+	# depmod needs, and its module package the same module (its vermagic is
+	# not checked: no such kernel boots).
+	abi2=7.3.99+rue
+	krel2=$abi2-$flavour
+	kversion2=7.3.99-1~rue1
+	img=$tmp/image
+	mkdir -p "$img/DEBIAN" "$img/usr/lib/modules/$krel2"
+	: >"$img/usr/lib/modules/$krel2/modules.order"
+	: >"$img/usr/lib/modules/$krel2/modules.builtin"
+	: >"$img/usr/lib/modules/$krel2/modules.builtin.modinfo"
+	printf 'Package: linux-image-%s\nVersion: %s\nArchitecture: %s\nMaintainer: rust-user-events tests <tests@invalid>\nDescription: stand-in for a newer kernel (packages-test.sh)\n' \
+		"$krel2" "$kversion2" "$(dpkg --print-architecture)" >"$img/DEBIAN/control"
+	# Named as Debian names it: apt-ftparchive --arch goes by the name's _ARCH.deb.
+	image_deb=$tmp/linux-image-${krel2}_${kversion2}_$(dpkg --print-architecture).deb
+	dpkg-deb -b -Zxz "$img" "$image_deb" >/dev/null
+	RUE_REPO_EXTRA=$image_deb \
+		bash "$here/packages-build.sh" "$tmp/snapshot2" "$keys" "$abi2" "$kversion2" "$flavour=$ko" \
+		>"$tmp/snapshot2.log" 2>&1
+	rc=$?
+	result $rc "a second snapshot of the repository, for kernel $krel2" "exit $rc: $(tail -n 3 "$tmp/snapshot2.log" | tr '\n' ' ')"
+	add_repo "$tmp/snapshot2/repo"
+	result $? "apt accepts the second snapshot"
+	apt upgrade -y -q -o APT::Sandbox::User=root >"$tmp/upgrade.log" 2>&1
+	rc=$?
+	new=$name-modules-$krel2
+	[ "$rc" -eq 0 ] && dpkg-query -W -f='${Status}' "$new" 2>/dev/null | grep -q 'install ok installed' &&
+		[ "$(dpkg-query -W -f='${Version}' "$meta")" = "$version+$kversion2" ] &&
+		[ "$(dpkg -S "/usr/lib/modules/$krel2/updates/rust_user_events.ko" 2>/dev/null)" = \
+			"$new: /usr/lib/modules/$krel2/updates/rust_user_events.ko" ]
+	result $? "apt upgrade brings $new with the new kernel, and the metapackage follows" \
+		"exit $rc: $(tail -n 6 "$tmp/upgrade.log" | tr '\n' ' ')"
+	[ -e "/usr/lib/modules/$krel2/updates/rust_user_events.ko" ] &&
+		[ "$(realpath -q "$(modinfo -k "$krel2" -n rust_user_events 2>/dev/null)")" = \
+		"$(realpath "/usr/lib/modules/$krel2/updates/rust_user_events.ko")" ] &&
+		[ "$(realpath -q "$(modinfo -k "$krel" -n rust_user_events 2>/dev/null)")" = "$(realpath "$ko")" ]
+	result $? "each kernel finds its own module (depmod for $krel2; $krel's left for the kernel apt keeps)"
+	# apt counts rust-user-events-modules-ABI-FLAVOUR among a kernel's own
+	# packages (APT::VersionedKernelPackages, ".*-modules"): it keeps the old
+	# one while it keeps the old kernel, and both go together.
+	apt_get autoremove --dry-run >"$tmp/autoremove.log" 2>&1
+	dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q 'install ok installed' &&
+		! grep -q "^Remv $pkg " "$tmp/autoremove.log"
+	result $? "$pkg stays installed for the old kernel; autoremove keeps it as it keeps that kernel"
+	apt_get purge "linux-image-$krel" >"$tmp/purge-kernel.log" 2>&1
+	rc=$?
+	[ "$rc" -eq 0 ] && ! dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q 'ok installed' && [ ! -e "$ko" ] &&
+		dpkg-query -W -f='${Status}' "$new" 2>/dev/null | grep -q 'install ok installed'
+	result $? "apt purge linux-image-$krel takes $pkg with it, and leaves $new" "exit $rc"
+
+	# Removing it all: every module package depends on rust-user-events-common.
+	apt_get purge "$name-common" "$name-ueficert" >"$tmp/remove.log" 2>&1 &&
+		apt_get autoremove --purge >>"$tmp/remove.log" 2>&1
+	rc=$?
+	no_trace >"$tmp/left" 2>&1
+	result $(($? + rc)) "apt purge $name-common $name-ueficert, then autoremove, leaves nothing of $name behind" \
+		"exit $rc: $(cat "$tmp/left")"
+else
+	# A machine with one kernel's headers: the others' are hidden in this copy of the root.
+	for dir in /usr/lib/modules/*/; do
+		rel=$(basename "$dir")
+		[ "$rel" = "$krel" ] || rm -rf "$dir"
+	done
+	apt_get install "$name-dkms" >"$tmp/install.log" 2>&1
+	rc=$?
+	result $rc "apt install $name-dkms builds the module with DKMS" "exit $rc: $(tail -n 5 "$tmp/install.log" | tr '\n' ' ')"
+	dkms status -m "$name" -v "$version" -k "$krel" 2>/dev/null | grep -q ': installed'
+	result $? "dkms status: $name/$version installed for $krel" "$(dkms status 2>&1 | head -n 2 | tr '\n' ' ')"
+	ko=$(find "/usr/lib/modules/$krel/updates/dkms" -name 'rust_user_events.ko*' 2>/dev/null | head -n 1)
+	[ -n "$ko" ] && modinfo -F vermagic "$ko" | grep -q "^$krel SMP " && modinfo -F signer "$ko" | grep -q .
+	result $? "the module DKMS installed has $krel's vermagic and is signed (DKMS's key)" "${ko:-no module}"
+	grep -qx rust_user_events /usr/lib/modules-load.d/rust-user-events.conf
+	result $? "modules-load.d (rust-user-events-common) loads it at boot"
+	# A kernel the module must not build for: user_events built in.
+	fake=7.3.97-rue-fake
+	mkdir -p "/usr/lib/modules/$fake/build/include"
+	sed 's/^# CONFIG_USER_EVENTS is not set/CONFIG_USER_EVENTS=y/' "/usr/src/linux-headers-$krel/.config" \
+		>"/usr/lib/modules/$fake/build/.config"
+	dkms build -m "$name" -v "$version" -k "$fake" >"$tmp/fake.log" 2>&1
+	rc=$?
+	rm -rf "/usr/lib/modules/$fake" "/var/lib/dkms/$name/$version/$fake"
+	[ "$rc" -eq 77 ]
+	result $? "the packaged dkms.conf skips a 7.3 kernel with user_events built in" "exit $rc"
+	apt_get purge "$name-dkms" "$name-common" >"$tmp/remove.log" 2>&1
+	rc=$?
+	no_trace >"$tmp/left" 2>&1
+	result $(($? + rc)) "apt purge $name-dkms $name-common leaves nothing of $name behind" "exit $rc: $(cat "$tmp/left")"
+fi
+
+echo "1..$n"
+exit "$failed"

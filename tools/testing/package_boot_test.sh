@@ -1,0 +1,25 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+#
+# Runs in the Debian test VM booted with the files `apt install
+# rust-user-events-modules-amd64` installed in the trixie root (run.sh --root:
+# /usr/lib/modules/RELEASE with the packaged module and depmod's indexes,
+# modules-load.d, modprobe.d), and no module loaded by the harness: the
+# guest's init loaded what modules-load.d names, by modprobe, as a booting
+# Debian system does (tools/vm/init). Checks that this is the packaged module,
+# and that real clients work through it.
+T=/sys/kernel/tracing
+ko=/lib/modules/$(uname -r)/updates/rust_user_events.ko
+n=0
+result() { n=$((n + 1)); if [ "$1" -eq 0 ]; then echo "ok $n $2"; else echo "not ok $n $2"; fi; }
+
+echo "TAP version 13"
+[ -e /rue/no-module ] && grep -q '^rust_user_events ' /proc/modules
+result $? "rust_user_events is loaded at boot by modules-load.d, not by the harness"
+[ -f "$ko" ] && [ "$(cat /sys/module/rust_user_events/srcversion)" = "$(modinfo -F srcversion "$ko")" ]
+result $? "it is the packaged module, $ko"
+[ -e $T/user_events_data ] && [ -e $T/user_events_status ]
+result $? "it creates user_events_data and user_events_status"
+rue_example 3 >/tmp/package_example.out 2>&1 && grep -q 'wrote 0 events, skipped 3' /tmp/package_example.out
+result $? "a client registers an event and runs through it"
+echo "1..$n"
