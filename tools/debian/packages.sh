@@ -9,6 +9,7 @@
 # Keys: $RUE_SIGNING_DIR (default $RUE_CACHE/signing) holds the module signing
 # key and the repository's GnuPG key; the first run makes them, and a
 # distributor puts its own there instead (Documentation/install.md).
+# RUE_MAINTAINER and RUE_REPO_SUITE are passed on to packages-build.sh.
 #
 # Usage: packages.sh [--prebuilt]
 #   --prebuilt  package the modules make debian built (build/debian/) instead
@@ -35,7 +36,11 @@ for flavour in "${DEBIAN_FLAVOURS[@]}"; do
 	modules+=("$flavour=/rue/src/$ko")
 done
 mkdir -p "$keys"
+# The root's commands start with a clean environment: what they read of it is passed.
+settings=()
+[ -z "${RUE_MAINTAINER:-}" ] || settings+=("RUE_MAINTAINER=$RUE_MAINTAINER")
+[ -z "${RUE_REPO_SUITE:-}" ] || settings+=("RUE_REPO_SUITE=$RUE_REPO_SUITE")
 bash "$here/chroot.sh" --packaging --bind "$keys:/rue/keys" -- \
-	bash /rue/src/tools/debian/packages-build.sh /rue/src/build/packages /rue/keys \
+	env ${settings[@]+"${settings[@]}"} bash /rue/src/tools/debian/packages-build.sh /rue/src/build/packages /rue/keys \
 	"$DEBIAN_ABI" "$DEBIAN_VERSION" "${modules[@]}"
 echo "$top/build/packages/repo"
