@@ -13,7 +13,8 @@
 #     DKMS) is tested in a trixie root. The arm64 guests run the same
 #     programs, cross-built (build-guest.sh --arch arm64). Then make packages,
 #     its packages installed, upgraded and removed with apt in the trixie root
-#     (packages-test.sh), and Debian's amd64 kernel booted with them;
+#     (packages-test.sh), and Debian's amd64 kernel booted with them. Each
+#     flavour's suite loads the module of that flavour's package;
 #   - the next toolchain: Debian experimental's 7.3 kernel (7.3~rc7), the
 #     module built for it in a sid root by gcc-16 and rustc 1.97.1
 #     (RUE_DEBIAN=experimental, tools/debian/kernels.conf).
@@ -314,7 +315,17 @@ case " $kernels " in
 			summaries+=("Debian $frel: not run")
 			continue
 		fi
-		# module_test's second provider, made from the module built for this kernel.
+		# The module users get: the one in this kernel's package (signed, stripped of debug
+		# information), which make packages made from make debian's above.
+		deb=$(find "$top/build/packages/repo/pool" -name "rust-user-events-modules-${frel}_*.deb" 2>/dev/null | head -n 1)
+		if [ -n "$deb" ] && dpkg-deb -x "$deb" "$extra/package" &&
+			[ -f "$extra/package/usr/lib/modules/$frel/updates/rust_user_events.ko" ]; then
+			ko="$extra/package/usr/lib/modules/$frel/updates/rust_user_events.ko"
+		else
+			echo "FAIL debian: no package of the module for $frel; the suite runs make debian's module"
+			failed=$((failed + 1))
+		fi
+		# module_test's second provider, made from the module loaded.
 		perl -pe 's/rust_user_events/rust_user_twin00/g' "$ko" >"$extra/rust_user_twin00.ko"
 		case " ${DEBIAN_SHORT_FLAVOURS[*]} " in
 		*" $flavour "*) cp "$build/guest/check-cmd-short.sh" "$extra/check-cmd.sh" ;;
