@@ -250,11 +250,14 @@ case " $kernels " in
 	# installed, upgraded across a kernel ABI bump and removed, in throwaway copies of the
 	# trixie root (packages-test.sh); the installed files boot in the VM further down.
 	echo "== debian: make packages; apt install, upgrade and remove in a trixie root"
+	# Its own keys, made afresh (a distributor's are never used by a test), and its own
+	# output, in this run's directory.
 	cache=${RUE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/rust-user-events}
-	keys=${RUE_SIGNING_DIR:-$cache/signing}
+	keys=$build/signing
 	start=$(date +%s)
-	if bash "$top/tools/debian/packages.sh" --prebuilt >"$build/packages.log" 2>&1; then
-		echo "PASS debian: make packages: $(find "$top/build/packages/repo/pool" -name '*.deb' | wc -l) packages, lintian without errors, a signed repository"
+	if env -u RUE_REPO_SUITE RUE_SIGNING_DIR="$keys" bash "$top/tools/debian/packages.sh" --prebuilt \
+		--out "$build/packages" >"$build/packages.log" 2>&1; then
+		echo "PASS debian: make packages: $(find "$build/packages/repo/pool" -name '*.deb' | wc -l) packages, lintian without errors, a signed repository"
 		passed=$((passed + 1))
 		mkdir -p "$cache/debian/apt-archives/partial"
 		for mode in modules dkms; do
@@ -262,7 +265,7 @@ case " $kernels " in
 			bash "$top/tools/debian/chroot.sh" --packaging --overlay --bind "$keys:/rue/keys" \
 				--bind "$cache/debian/apt-archives:/var/cache/apt/archives" -- \
 				bash /rue/src/tools/debian/packages-test.sh "$mode" "$DEBIAN_ABI" amd64 \
-				/rue/src/build/packages/repo /rue/keys "/rue/src/build/check/packages-$mode" |
+				/rue/src/build/check/packages/repo /rue/keys "/rue/src/build/check/packages-$mode" |
 				tee "$build/packages-$mode.log"
 			p=$(grep -c '^ok ' "$build/packages-$mode.log")
 			f=$(grep -c '^not ok ' "$build/packages-$mode.log")
@@ -317,7 +320,7 @@ case " $kernels " in
 		fi
 		# The module users get: the one in this kernel's package (signed, stripped of debug
 		# information), which make packages made from make debian's above.
-		deb=$(find "$top/build/packages/repo/pool" -name "rust-user-events-modules-${frel}_*.deb" 2>/dev/null | head -n 1)
+		deb=$(find "$build/packages/repo/pool" -name "rust-user-events-modules-${frel}_*.deb" 2>/dev/null | head -n 1)
 		if [ -n "$deb" ] && dpkg-deb -x "$deb" "$extra/package" &&
 			[ -f "$extra/package/usr/lib/modules/$frel/updates/rust_user_events.ko" ]; then
 			ko="$extra/package/usr/lib/modules/$frel/updates/rust_user_events.ko"

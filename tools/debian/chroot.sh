@@ -117,6 +117,9 @@ in_root() {
 	shift
 	if [ "$overlay" -eq 1 ]; then
 		upper=$(mktemp -d "$cache/debian/overlay.XXXXXX")
+		# Deleted however this script ends (the mounts end with the namespace).
+		overlay_upper=$upper
+		trap 'rm -rf "${overlay_upper:-}"' EXIT
 	fi
 	unshare --mount --propagation private -- /bin/sh -ec '
 		r=$1; top=$2; upper=$3; binds=$4; shift 4

@@ -4,7 +4,7 @@
 # Makes the Debian packages and their apt repository (tools/debian/packages.sh
 # runs it in chroot.sh's trixie root, with the packaging tools). Two source
 # packages, in Debian's conventions (debhelper, dh-dkms):
-#   rust-user-events (version PKGVER-1, Architecture: all)
+#   rust-user-events (version PKGVER-1, Architecture: all; PKGVER below)
 #     rust-user-events-common     the boot entry (/usr/lib/modules-load.d) and
 #                                 a commented /etc/modprobe.d file, shared by
 #                                 every kernel's package
@@ -30,6 +30,8 @@
 # Usage (inside the root):
 #   packages-build.sh OUT KEYS ABI KERNEL_VERSION FLAVOUR=KO...
 #     OUT is emptied first. KO is the module built for kernel ABI-FLAVOUR.
+#     RUE_PKG_VERSION, SOURCE_DATE_EPOCH: below. RUE_MAINTAINER and
+#     RUE_REPO_SUITE: the packages' Maintainer and the repository's suite.
 #     RUE_REPO_EXTRA: more .deb files for the repository's pool (the package
 #     test's stand-in for a newer kernel), not checked by lintian.
 set -euo pipefail
@@ -38,18 +40,27 @@ here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
 out=$1 keys=$2 abi=$3 kversion=$4
 shift 4
-pkgver=$(sed -n 's/^PACKAGE_VERSION="\(.*\)"/\1/p' "$top/dkms.conf")
+# The sources' version (dkms.conf: DKMS's and /usr/src's), and the packages'
+# one: RUE_PKG_VERSION (packages.sh: the sources' version and the commit's
+# date, so that a build of other sources is another version) or that.
+srcver=$(sed -n 's/^PACKAGE_VERSION="\(.*\)"/\1/p' "$top/dkms.conf")
+pkgver=${RUE_PKG_VERSION:-$srcver}
 suite=${RUE_REPO_SUITE:-trixie-backports}
 maintainer=${RUE_MAINTAINER:-rust-user-events developers <rust-user-events@users.noreply.github.com>}
 series=$(echo "$abi" | sed -n 's/^\([0-9]*\.[0-9]*\).*/\1/p')
 cert_path=/usr/share/rust-user-events/rust-user-events-signing.der
-date=$(date -R)
+# SOURCE_DATE_EPOCH (packages.sh: the commit's time) dates the changelog, and
+# dpkg clamps the packages' file times to it.
+date=$(date -R ${SOURCE_DATE_EPOCH:+-d "@$SOURCE_DATE_EPOCH"})
 export DEBEMAIL=${maintainer##*<} DEBFULLNAME=${maintainer%% <*}
 DEBEMAIL=${DEBEMAIL%>}
 # The headers of any installed kernel have Debian's build of the kernel's
 # sign-file (linux-kbuild), as DKMS uses it.
-sign_file=$(ls /usr/src/linux-headers-*/scripts/sign-file 2>/dev/null | head -n 1)
-[ -x "$sign_file" ] || { echo "packages: no scripts/sign-file in /usr/src/linux-headers-*" >&2; exit 1; }
+sign_file=
+for f in /usr/src/linux-headers-*-"$(dpkg --print-architecture)"/scripts/sign-file; do
+	[ -x "$f" ] && sign_file=$f && break
+done
+[ -n "$sign_file" ] || { echo "packages: no scripts/sign-file in the installed headers (/usr/src/linux-headers-*)" >&2; exit 1; }
 
 log() { printf 'packages: %s\n' "$*" >&2; }
 
@@ -73,7 +84,8 @@ if [ ! -d "$GNUPGHOME" ]; then
 fi
 
 work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
+# gpg starts an agent, whose socket is in GNUPGHOME: stopped on the way out.
+trap 'gpgconf --kill all 2>/dev/null; rm -rf "$work"' EXIT
 rm -rf "$out"
 mkdir -p "$out"
 
@@ -223,17 +235,13 @@ The module comes from one of:
                                     flavour FLAVOUR (amd64, cloud-amd64, ...)
   rust-user-events-dkms             built by DKMS for other 7.3 kernels
 EOF
-# The DKMS package: the staged sources at /usr/src/rust-user-events-PKGVER,
+# The DKMS package: the staged sources at /usr/src/rust-user-events-SRCVER,
 # with dh-dkms's maintainer scripts (add, build and install for the kernels
 # with headers; remove on removal).
 mkdir -p "$d/dkms-src"
-bash "$here/stage-sources.sh" "$d/dkms-src/rust-user-events-$pkgver" 2>/dev/null || {
-	# Inside the root, stage-sources.sh copies from /rue/src, the work tree.
-	echo "packages: staging the sources failed" >&2
-	exit 1
-}
-printf 'dkms-src/rust-user-events-%s usr/src/\n' "$pkgver" >"$d/debian/rust-user-events-dkms.install"
-printf 'dkms-src/rust-user-events-%s/dkms.conf\n' "$pkgver" >"$d/debian/rust-user-events-dkms.dkms"
+bash "$here/stage-sources.sh" "$d/dkms-src/rust-user-events-$srcver"
+printf 'dkms-src/rust-user-events-%s usr/src/\n' "$srcver" >"$d/debian/rust-user-events-dkms.install"
+printf 'dkms-src/rust-user-events-%s/dkms.conf\n' "$srcver" >"$d/debian/rust-user-events-dkms.dkms"
 # The certificate, and the note on MOK enrolment, given once: at the first
 # install, on a machine booted with Secure Boot on where the key is not
 # enrolled yet.
@@ -298,22 +306,27 @@ for pair in "$@"; do
 	mkdir -p "$d/modules/$krel"
 	# Stripped of debug information as Debian's own modules are
 	# (INSTALL_MOD_STRIP=1: BTF stays), then signed.
-	strip=strip
-	[ "$arch" = "$(dpkg --print-architecture)" ] || strip=aarch64-linux-gnu-strip
+	case "$arch" in
+	arm64) strip=aarch64-linux-gnu-strip ;;
+	*) strip=x86_64-linux-gnu-strip ;;
+	esac
 	"$strip" --strip-debug -o "$d/modules/$krel/rust_user_events.ko" "$ko"
 	"$sign_file" sha256 "$keys/module.key" "$keys/module.der" "$d/modules/$krel/rust_user_events.ko"
 	cat >>"$d/debian/control" <<EOF
 
 Package: $pkg
 Architecture: $arch
-Depends: \${misc:Depends}, linux-image-$krel (= $kversion), rust-user-events-common (>= $pkgver), kmod
+Depends: \${misc:Depends}, linux-image-$krel | linux-image-$krel-unsigned,
+ rust-user-events-common (>= $pkgver), kmod
+Built-Using: linux (= $kversion)
 Recommends: rust-user-events-ueficert
 Conflicts: rust-user-events-dkms
 Description: Linux user_events tracing ABI module for Linux $krel
 $description_tail
  .
- This package holds rust_user_events.ko for linux-image-$krel
- $kversion, signed with the key of rust-user-events-ueficert.
+ This package holds rust_user_events.ko for linux-image-$krel,
+ built against its $kversion upload and signed with the key of
+ rust-user-events-ueficert.
 
 Package: rust-user-events-modules-$flavour
 Architecture: $arch
@@ -345,7 +358,7 @@ EOF
 			else
 				cat <<'EOF'
 if [ "$1" = remove ] || [ "$1" = purge ]; then
-	if [ -e "/usr/lib/modules/$krel/modules.order" ]; then
+	if [ -e "/usr/lib/modules/$krel/modules.order" ] && command -v depmod >/dev/null; then
 		depmod -a "$krel"
 	fi
 fi
@@ -392,7 +405,10 @@ apt-ftparchive -o "APT::FTPArchive::Release::Origin=rust-user-events" \
 	-o "APT::FTPArchive::Release::Components=main" \
 	release "dists/$suite" >"$work/Release"
 mv "$work/Release" "dists/$suite/Release"
-gpg --batch --yes --quiet --clearsign -o "dists/$suite/InRelease" "dists/$suite/Release"
-gpg --batch --yes --quiet --detach-sign --armor -o "dists/$suite/Release.gpg" "dists/$suite/Release"
-gpg --batch --yes --quiet --export -o rust-user-events-archive-keyring.gpg
+# The first secret key signs, and only it is exported for apt (Signed-By).
+fpr=$(gpg --batch --with-colons --list-secret-keys | awk -F: '$1 == "fpr" { print $10; exit }')
+[ -n "$fpr" ] || { echo "packages: no secret key in $GNUPGHOME" >&2; exit 1; }
+gpg --batch --yes --quiet --local-user "$fpr" --clearsign -o "dists/$suite/InRelease" "dists/$suite/Release"
+gpg --batch --yes --quiet --local-user "$fpr" --detach-sign --armor -o "dists/$suite/Release.gpg" "dists/$suite/Release"
+gpg --batch --yes --quiet --export -o rust-user-events-archive-keyring.gpg "$fpr"
 ls pool/main

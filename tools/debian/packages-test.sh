@@ -32,7 +32,8 @@ suite=trixie-backports
 keyring=/usr/share/keyrings/rust-user-events-archive-keyring.gpg
 sources=/etc/apt/sources.list.d/rust-user-events.sources
 tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+# The agents gpg starts (their sockets in the GnuPG homes) are stopped on the way out.
+trap 'GNUPGHOME=$tmp/otherkey gpgconf --kill all 2>/dev/null; GNUPGHOME=$keys/gnupg gpgconf --kill all 2>/dev/null; rm -rf "$tmp"' EXIT
 # shellcheck source=tap.sh
 . "$here/tap.sh"
 export DEBIAN_FRONTEND=noninteractive
@@ -158,7 +159,9 @@ if [ "$mode" = modules ]; then
 	# Named as Debian names it: apt-ftparchive --arch goes by the name's _ARCH.deb.
 	image_deb=$tmp/linux-image-${krel2}_${kversion2}_$(dpkg --print-architecture).deb
 	dpkg-deb -b -Zxz "$img" "$image_deb" >/dev/null
-	RUE_REPO_EXTRA=$image_deb \
+	# The same version of the sources: what the repository's packages have.
+	common_version=$(dpkg-query -W -f='${Version}' "$name-common")
+	RUE_REPO_EXTRA=$image_deb RUE_PKG_VERSION=${common_version%-1} \
 		bash "$here/packages-build.sh" "$tmp/snapshot2" "$keys" "$abi2" "$kversion2" "$flavour=$ko" \
 		>"$tmp/snapshot2.log" 2>&1
 	rc=$?
@@ -169,7 +172,7 @@ if [ "$mode" = modules ]; then
 	rc=$?
 	new=$name-modules-$krel2
 	[ "$rc" -eq 0 ] && dpkg-query -W -f='${Status}' "$new" 2>/dev/null | grep -q 'install ok installed' &&
-		[ "$(dpkg-query -W -f='${Version}' "$meta")" = "$version+$kversion2" ] &&
+		[ "$(dpkg-query -W -f='${Version}' "$meta")" = "${common_version%-1}+$kversion2" ] &&
 		[ "$(dpkg -S "/usr/lib/modules/$krel2/updates/rust_user_events.ko" 2>/dev/null)" = \
 			"$new: /usr/lib/modules/$krel2/updates/rust_user_events.ko" ]
 	result $? "apt upgrade brings $new with the new kernel, and the metapackage follows" \

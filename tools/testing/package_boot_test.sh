@@ -16,7 +16,8 @@ result() { n=$((n + 1)); if [ "$1" -eq 0 ]; then echo "ok $n $2"; else echo "not
 echo "TAP version 13"
 [ -e /rue/no-module ] && grep -q '^rust_user_events ' /proc/modules
 result $? "rust_user_events is loaded at boot by modules-load.d, not by the harness"
-[ -f "$ko" ] && [ "$(cat /sys/module/rust_user_events/srcversion)" = "$(modinfo -F srcversion "$ko")" ]
+loaded=$(cat /sys/module/rust_user_events/srcversion 2>/dev/null)
+[ -f "$ko" ] && [ -n "$loaded" ] && [ "$loaded" = "$(modinfo -F srcversion "$ko")" ]
 result $? "it is the packaged module, $ko"
 [ -e $T/user_events_data ] && [ -e $T/user_events_status ]
 result $? "it creates user_events_data and user_events_status"
