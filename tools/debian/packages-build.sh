@@ -13,8 +13,9 @@
 #     rust-user-events-ueficert   the certificate of the key the prebuilt
 #                                 modules are signed with, for MOK enrolment
 #   rust-user-events-modules (version PKGVER+KERNEL_VERSION)
-#     rust-user-events-modules-ABI-FLAVOUR   the signed module for exactly
-#                                 linux-image-ABI-FLAVOUR (= KERNEL_VERSION)
+#     rust-user-events-modules-ABI-FLAVOUR   the signed module for
+#                                 linux-image-ABI-FLAVOUR, built against its
+#                                 KERNEL_VERSION upload (Built-Using)
 #     rust-user-events-modules-FLAVOUR       depends on the current ABI's,
 #                                 as linux-image-FLAVOUR does on its image
 # Every package must pass lintian without an error. Then the repository:
@@ -25,7 +26,7 @@
 # KEYS holds the signing keys (made on first use; a distributor puts its own
 # there, Documentation/install.md): module.key and module.der (the module
 # signing key, PEM, and its X.509 certificate, DER) and gnupg/ (a GnuPG home
-# whose one secret key signs the repository).
+# whose first secret key signs the repository).
 #
 # Usage (inside the root):
 #   packages-build.sh OUT KEYS ABI KERNEL_VERSION FLAVOUR=KO...
