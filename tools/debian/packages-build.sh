@@ -105,7 +105,7 @@ copyright() {
 	cat <<EOF
 Format: https://www.debian.org/doc/packaging-manuals/copyright-format/1.0/
 Upstream-Name: rust-user-events
-Source: https://github.com/rust-user-events/rust-user-events
+Source: the rust-user-events git repository this package was built from (make packages)
 
 Files: *
 Copyright: 2025-2026 rust-user-events developers
