@@ -125,6 +125,9 @@ mkdir -p "$(dirname "$log")"
 vmlog_args=("$log")
 [ -n "$summary" ] && vmlog_args+=("$summary")
 
+# log_buf_len: a kernel log buffer that holds the whole run (Debian's kernels and
+# the test kernel keep 128 KiB), so the scan of dmesg at the end sees every
+# report since boot; tools/vmlog checks that the boot banner is still in it.
 # A kernel report during early boot (before /init) cannot come from the module
 # or the tests, but it turns lock debugging off for the whole run. It has been
 # seen under TCG (an early interrupt while the boot CPU is identified), so such
@@ -134,7 +137,7 @@ for attempt in 1 2; do
 	status=0
 	timeout --foreground "$timeout" "${qemu[@]}" "${accel[@]}" -smp "$smp" -m 2048 \
 		-kernel "$bzimage" -initrd "$work/initramfs.cpio.gz" \
-		-append "console=$console loglevel=3 panic=-1 rdinit=/init" \
+		-append "console=$console loglevel=3 log_buf_len=8M panic=-1 rdinit=/init" \
 		${extra[@]+"${extra[@]}"} -display none -serial file:"$log" -monitor none -no-reboot </dev/null || status=$?
 	echo "vm: ran $(($(date +%s) - start)) s (qemu status $status)" >&2
 	vmlog_status=0
