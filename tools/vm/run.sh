@@ -22,6 +22,10 @@
 #                   modules the guest's init loads as a booting system does
 #   --log FILE      console log (default: build/vm/console.log)
 #   --summary FILE  write "passed failed skipped" there
+#   --programs FILE the command's script: each program it runs (rue-run NAME)
+#                   must begin and end in the log
+#   --skips LIST    the expected skips (tools/testing/expected-skips): any
+#   --name KERNEL   other skip on the kernel named KERNEL fails the run
 #   --timeout S     give up after S seconds (default: 1200)
 #   --smp N         CPUs (default: 2)
 #   --kvm           use KVM instead of TCG (it hangs on the project's machines)
@@ -43,6 +47,9 @@ roots=()
 extra=()
 log="$top/build/vm/console.log"
 summary=
+programs=
+skips=
+name=
 timeout=1200
 smp=2
 arch=x86_64
@@ -62,6 +69,9 @@ while [ $# -gt 0 ]; do
 	--root) roots+=("$2"); shift 2 ;;
 	--log) log=$2; shift 2 ;;
 	--summary) summary=$2; shift 2 ;;
+	--programs) programs=$2; shift 2 ;;
+	--skips) skips=$2; shift 2 ;;
+	--name) name=$2; shift 2 ;;
 	--timeout) timeout=$2; shift 2 ;;
 	--smp) smp=$2; shift 2 ;;
 	--kvm) kvm=1; shift ;;
@@ -124,6 +134,11 @@ printf '%s\n' "$*" >"$root/rue/cmd.sh"
 mkdir -p "$(dirname "$log")"
 vmlog_args=("$log")
 [ -n "$summary" ] && vmlog_args+=("$summary")
+[ -n "$programs" ] && vmlog_args+=(--programs "$programs")
+if [ -n "$skips" ] || [ -n "$name" ]; then
+	[ -n "$skips" ] && [ -n "$name" ] || { echo "run.sh: --skips and --name go together" >&2; exit 2; }
+	vmlog_args+=(--skips "$skips" --kernel "$name")
+fi
 
 # log_buf_len: a kernel log buffer that holds the whole run (Debian's kernels and
 # the test kernel keep 128 KiB), so the scan of dmesg at the end sees every

@@ -4,8 +4,11 @@
 //!
 //! The guest's init (tools/vm/init) frames everything with `RUE-` marker lines: each program
 //! between `RUE-PROG-BEGIN <name>` and `RUE-PROG-END <name> <rc>`, module load and unload
-//! results, and the whole kernel log between `RUE-DMESG-BEGIN` and `RUE-DMESG-END`. This
-//! crate turns that into test results and fails the run on any kernel report.
+//! results, the command's exit status (`RUE-CMD-EXIT <rc>`), and the whole kernel log between
+//! `RUE-DMESG-BEGIN` and `RUE-DMESG-END`. This crate turns that into test results and fails
+//! the run on any kernel report, on any program that did not run to its end or reported a
+//! different number of results than its TAP plan declared beforehand, and on any skip that
+//! the kernel's list of expected skips does not name ([`ExpectedSkips`]).
 
 /// Outcome of one test.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -28,7 +31,7 @@ pub struct TestResult {
 }
 
 /// Kernel-log lines that fail a run: warnings, BUGs, lockdep, RCU, KASAN and kmemleak
-/// reports, oopses and panics.
+/// reports, oopses and panics, hung tasks and lockups.
 const REPORT_PATTERNS: &[&str] = &[
     "WARNING:",
     "BUG:",
@@ -57,11 +60,21 @@ const REPORT_PATTERNS: &[&str] = &[
     "bad rss-counter",
     "Call Trace:",
     "hung_task",
+    "blocked for more than",
     "soft lockup",
+    "hard LOCKUP",
 ];
 
 /// The kernel-log line that marks the end of boot: reports before it are boot reports.
 const INIT_STARTED: &str = "Run /init as init process";
+
+/// The first line the kernel logs: while it is in the log, nothing has scrolled out of the
+/// buffer, so the scan saw every line since boot.
+const BOOT_BANNER: &str = "Linux version ";
+
+/// A line the guest's init logs at `KERN_DEBUG`, below any console log level: found in the
+/// kernel log, it shows that the scan reads the buffer whole, whatever the console prints.
+pub const KMSG_PROBE: &str = "RUE-KMSG-PROBE";
 
 /// kmemleak lines that are normal, not reports.
 const BENIGN_PATTERNS: &[&str] = &["kmemleak: Kernel memory leak detector initialized"];
@@ -78,8 +91,38 @@ pub fn kernel_reports(dmesg: &[&str]) -> Vec<String> {
         .collect()
 }
 
-/// Parses a top-level TAP result line: `ok N desc`, `not ok N desc`, with `# SKIP reason`.
-fn parse_tap(line: &str) -> Option<(String, Outcome)> {
+/// A TAP line that counts: a result or a plan.
+enum Tap {
+    /// `ok N desc`, `not ok N desc`, with `# SKIP reason`.
+    Result(String, Outcome),
+    /// `1..N`, possibly `1..0 # SKIP reason`.
+    Plan(usize, Option<String>),
+}
+
+/// Splits `text` at a TAP directive (` # `): the text before it and a `SKIP` reason.
+fn skip_directive(text: &str) -> (&str, Option<String>) {
+    match text.find(" # ") {
+        Some(i) => {
+            let d = text[i..]
+                .trim_start_matches(' ')
+                .trim_start_matches('#')
+                .trim();
+            let skip = (d.len() >= 4 && d[..4].eq_ignore_ascii_case("skip"))
+                .then(|| d[4..].trim().to_string());
+            (&text[..i], skip)
+        }
+        None => (text, None),
+    }
+}
+
+/// Parses a top-level TAP line.
+fn parse_tap(line: &str) -> Option<Tap> {
+    if let Some(rest) = line.strip_prefix("1..") {
+        let digits = rest.len() - rest.trim_start_matches(|c: char| c.is_ascii_digit()).len();
+        let n = rest[..digits].parse().ok()?;
+        let (_, skip) = skip_directive(&rest[digits..]);
+        return Some(Tap::Plan(n, skip));
+    }
     let (ok, rest) = if let Some(rest) = line.strip_prefix("ok ") {
         (true, rest)
     } else if let Some(rest) = line.strip_prefix("not ok ") {
@@ -88,17 +131,141 @@ fn parse_tap(line: &str) -> Option<(String, Outcome)> {
         return None;
     };
     let rest = rest.trim_start_matches(|c: char| c.is_ascii_digit()).trim();
-    let (desc, directive) = match rest.find(" # ") {
-        Some(i) => (&rest[..i], Some(rest[i + 3..].trim())),
-        None => (rest, None),
+    let (desc, skip) = skip_directive(rest);
+    let outcome = match skip {
+        Some(why) => Outcome::Skip(why),
+        None if ok => Outcome::Pass,
+        None => Outcome::Fail(String::new()),
     };
-    if let Some(d) = directive {
-        if d.len() >= 4 && d[..4].eq_ignore_ascii_case("skip") {
-            return Some((desc.to_string(), Outcome::Skip(d[4..].trim().to_string())));
+    Some(Tap::Result(desc.trim().to_string(), outcome))
+}
+
+/// Matches `text` against `pattern`, in which `*` stands for any run of characters.
+pub fn glob(pattern: &str, text: &str) -> bool {
+    let mut parts = pattern.split('*');
+    let first = parts.next().unwrap_or("");
+    let Some(mut rest) = text.strip_prefix(first) else {
+        return false;
+    };
+    let mut parts: Vec<&str> = parts.collect();
+    let Some(last) = parts.pop() else {
+        return rest.is_empty();
+    };
+    for part in parts {
+        match rest.find(part) {
+            Some(i) => rest = &rest[i + part.len()..],
+            None => return false,
         }
     }
-    let outcome = if ok { Outcome::Pass } else { Outcome::Fail(String::new()) };
-    Some((desc.to_string(), outcome))
+    rest.len() >= last.len() && rest.ends_with(last)
+}
+
+/// One expected skip: a test name and the reason it gives, each a [`glob`] pattern.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SkipRule {
+    /// Patterns of the kernel names the rule holds for (`check.sh`'s suite tags).
+    pub kernels: Vec<String>,
+    /// Pattern of the result's name, `<program>: <test>`.
+    pub name: String,
+    /// Pattern of the reason the test printed.
+    pub reason: String,
+    /// Line in the list, for messages.
+    pub line: usize,
+}
+
+/// The skips a kernel is expected to have (tools/testing/expected-skips): any other skip fails
+/// the run, so a test that stops running cannot pass as a skip.
+///
+/// The list is sections of rules. A section opens with `[KERNEL ...]`, patterns of the suite
+/// names it holds for; each rule is `NAME | REASON`, patterns of the skipped result's name and of
+/// its reason. `#` starts a comment line.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ExpectedSkips {
+    /// Every rule of the list.
+    pub rules: Vec<SkipRule>,
+}
+
+impl ExpectedSkips {
+    /// Parses a list; an error names the line.
+    pub fn parse(text: &str) -> Result<Self, String> {
+        let mut rules = Vec::new();
+        let mut kernels: Option<Vec<String>> = None;
+        for (i, raw) in text.lines().enumerate() {
+            let line = raw.trim();
+            if line.is_empty() || line.starts_with('#') {
+                continue;
+            }
+            if let Some(section) = line.strip_prefix('[').and_then(|l| l.strip_suffix(']')) {
+                let names: Vec<String> = section.split_whitespace().map(str::to_string).collect();
+                if names.is_empty() {
+                    return Err(format!("line {}: a section names no kernel", i + 1));
+                }
+                kernels = Some(names);
+                continue;
+            }
+            let Some(kernels) = &kernels else {
+                return Err(format!(
+                    "line {}: a rule before any [KERNEL] section",
+                    i + 1
+                ));
+            };
+            let Some((name, reason)) = line.split_once(" | ") else {
+                return Err(format!("line {}: not NAME | REASON", i + 1));
+            };
+            let (name, reason) = (name.trim(), reason.trim());
+            if name.is_empty() || reason.is_empty() {
+                return Err(format!("line {}: a rule needs a name and a reason", i + 1));
+            }
+            rules.push(SkipRule {
+                kernels: kernels.clone(),
+                name: name.to_string(),
+                reason: reason.to_string(),
+                line: i + 1,
+            });
+        }
+        Ok(Self { rules })
+    }
+
+    /// The rule that expects a skip of `name` for `reason` on `kernel`, if any.
+    pub fn find(&self, kernel: &str, name: &str, reason: &str) -> Option<&SkipRule> {
+        self.rules.iter().find(|r| {
+            r.kernels.iter().any(|k| glob(k, kernel))
+                && glob(&r.name, name)
+                && glob(&r.reason, reason)
+        })
+    }
+}
+
+/// What a run must show besides its own results.
+#[derive(Clone, Debug, Default)]
+pub struct Expect {
+    /// The programs the command runs (`rue-run NAME` lines of its script): each must begin and
+    /// end. `None`: not checked.
+    pub programs: Option<Vec<String>>,
+    /// The kernel's name and the skips it may have. `None`: every skip stays a skip (for logs
+    /// read outside make check).
+    pub skips: Option<(String, ExpectedSkips)>,
+}
+
+/// The program names a command script runs: the first word after `rue-run` on each line,
+/// unquoted (`rue-run 'upstream abi_test' abi_test -t forks` names `upstream abi_test`).
+pub fn programs_of_script(script: &str) -> Vec<String> {
+    let mut names = Vec::new();
+    for line in script.lines() {
+        let Some(rest) = line.trim_start().strip_prefix("rue-run ") else {
+            continue;
+        };
+        let rest = rest.trim_start();
+        let name = if let Some(quoted) = rest.strip_prefix('\'') {
+            quoted.split('\'').next().unwrap_or("")
+        } else {
+            rest.split_whitespace().next().unwrap_or("")
+        };
+        if !name.is_empty() {
+            names.push(name.to_string());
+        }
+    }
+    names
 }
 
 /// Everything read from one console log.
@@ -130,19 +297,48 @@ impl Report {
 }
 
 fn fail(name: &str, why: impl Into<String>) -> TestResult {
-    TestResult { name: name.to_string(), outcome: Outcome::Fail(why.into()) }
+    TestResult {
+        name: name.to_string(),
+        outcome: Outcome::Fail(why.into()),
+    }
 }
 
-/// Reads a console log. Besides the programs' own TAP results, it adds checks of its own:
-/// the VM finished, each program exited cleanly or reported its failures, the module loaded
-/// and unloaded, and the kernel log is free of reports.
+fn pass(name: &str) -> TestResult {
+    TestResult {
+        name: name.to_string(),
+        outcome: Outcome::Pass,
+    }
+}
+
+/// The program being read: its name, where its results start, its plan and whether a result
+/// came before the plan.
+struct Program {
+    name: String,
+    first: usize,
+    plan: Option<usize>,
+    plan_late: bool,
+}
+
+/// Reads a console log with no expectations beyond the log's own ([`read_log_expecting`]).
 pub fn read_log(log: &str) -> Report {
+    read_log_expecting(log, &Expect::default())
+}
+
+/// Reads a console log. Besides the programs' own TAP results, it adds checks of its own: the
+/// VM finished and the command ran to its end with status 0; each program the command lists
+/// began and ended; each exited cleanly or reported its failures, declared its TAP plan before
+/// its results and reported as many as it planned; the module loaded and unloaded; the kernel
+/// log is whole (its first line still in the buffer, a debug-level line in it) and free of
+/// reports; every skip is one `expect` lists for this kernel.
+pub fn read_log_expecting(log: &str, expect: &Expect) -> Report {
     let mut report = Report::default();
-    let mut program: Option<(String, usize)> = None;
+    let mut program: Option<Program> = None;
+    let mut ended: Vec<String> = Vec::new();
     let mut in_dmesg = false;
     let mut dmesg: Vec<&str> = Vec::new();
     let mut finished = false;
     let mut dmesg_seen = false;
+    let mut cmd_exit: Option<String> = None;
 
     for raw in log.lines() {
         let line = raw.trim_end_matches('\r');
@@ -158,20 +354,23 @@ pub fn read_log(log: &str) -> Report {
         match words.next() {
             Some("RUE-PROG-BEGIN") => {
                 let name = words.collect::<Vec<_>>().join(" ");
-                program = Some((name, report.results.len()));
+                if let Some(p) = program.take() {
+                    report
+                        .results
+                        .push(fail(&p.name, "did not end before the next began"));
+                }
+                program = Some(Program {
+                    name,
+                    first: report.results.len(),
+                    plan: None,
+                    plan_late: false,
+                });
             }
             Some("RUE-PROG-END") => {
-                let rc = words.last().unwrap_or("?");
-                if let Some((name, first)) = program.take() {
-                    let failed_inside = report.results[first..]
-                        .iter()
-                        .any(|r| matches!(r.outcome, Outcome::Fail(_)));
-                    let ran_any = report.results.len() > first;
-                    if rc != "0" && !failed_inside {
-                        report.results.push(fail(&name, format!("exited with status {rc}")));
-                    } else if !ran_any {
-                        report.results.push(fail(&name, "reported no test result"));
-                    }
+                let rc = words.next_back().unwrap_or("?");
+                if let Some(p) = program.take() {
+                    end_program(&mut report, &p, rc);
+                    ended.push(p.name);
                 }
             }
             Some("RUE-CHECK") => {
@@ -179,28 +378,89 @@ pub fn read_log(log: &str) -> Report {
                 let verdict = words.next().unwrap_or("fail");
                 let name = words.collect::<Vec<_>>().join(" ");
                 report.results.push(if verdict == "ok" {
-                    TestResult { name, outcome: Outcome::Pass }
+                    pass(&name)
                 } else {
                     fail(&name, "")
                 });
             }
+            Some("RUE-CMD-EXIT") => cmd_exit = Some(words.next().unwrap_or("?").to_string()),
             Some("RUE-DMESG-BEGIN") => {
                 in_dmesg = true;
                 dmesg_seen = true;
             }
             Some("RUE-VM-DONE") => finished = true,
-            _ => {
-                if let Some((desc, outcome)) = parse_tap(line) {
-                    let prefix = program.as_ref().map(|(n, _)| n.as_str()).unwrap_or("vm");
-                    report.results.push(TestResult { name: format!("{prefix}: {desc}"), outcome });
+            _ => match (parse_tap(line), program.as_mut()) {
+                (Some(Tap::Result(desc, outcome)), p) => {
+                    let prefix = p.as_ref().map(|p| p.name.as_str()).unwrap_or("vm");
+                    let name = format!("{prefix}: {desc}");
+                    report.results.push(TestResult { name, outcome });
+                }
+                (Some(Tap::Plan(n, skip)), Some(p)) => {
+                    if p.plan.is_some() {
+                        report
+                            .results
+                            .push(fail(&p.name, "declared a second TAP plan"));
+                    }
+                    p.plan_late |= report.results.len() > p.first;
+                    p.plan = Some(n);
+                    if let (0, Some(why)) = (n, skip) {
+                        // `1..0 # SKIP reason`: the whole program skipped.
+                        let name = format!("{}: all of its tests", p.name);
+                        report.results.push(TestResult {
+                            name,
+                            outcome: Outcome::Skip(why),
+                        });
+                        p.plan = None;
+                    }
+                }
+                _ => {}
+            },
+        }
+    }
+    if let Some(p) = program {
+        report
+            .results
+            .push(fail(&p.name, "did not finish (VM stopped while it ran)"));
+    }
+    if let Some(programs) = &expect.programs {
+        for name in programs {
+            if !ended.contains(name) {
+                report.results.push(fail(
+                    name,
+                    "did not run: the command lists it, the log has no end of it",
+                ));
+            }
+        }
+    }
+    match cmd_exit.as_deref() {
+        Some("0") => report
+            .results
+            .push(pass("vm: the command ran to its end and exited 0")),
+        Some(rc) => report.results.push(fail(
+            "vm: the command ran to its end and exited 0",
+            format!("exited {rc}"),
+        )),
+        None if finished => report.results.push(fail(
+            "vm: the command ran to its end and exited 0",
+            "no RUE-CMD-EXIT line",
+        )),
+        None => {}
+    }
+    if let Some((kernel, skips)) = &expect.skips {
+        for r in report.results.iter_mut() {
+            if let Outcome::Skip(why) = &r.outcome {
+                if skips.find(kernel, &r.name, why).is_none() {
+                    r.outcome = Outcome::Fail(format!(
+                        "skipped ({why}), which tools/testing/expected-skips does not expect on {kernel}"
+                    ));
                 }
             }
         }
     }
-    if let Some((name, _)) = program {
-        report.results.push(fail(&name, "did not finish (VM stopped while it ran)"));
-    }
-    let init_at = dmesg.iter().position(|l| l.contains(INIT_STARTED)).unwrap_or(0);
+    let init_at = dmesg
+        .iter()
+        .position(|l| l.contains(INIT_STARTED))
+        .unwrap_or(0);
     report.boot_reports = kernel_reports(&dmesg[..init_at]);
     report.kernel_reports = kernel_reports(&dmesg[init_at..]);
     if !report.boot_reports.is_empty() {
@@ -209,18 +469,72 @@ pub fn read_log(log: &str) -> Report {
             format!("{} report line(s)", report.boot_reports.len()),
         ));
     }
+    const CLEAN: &str = "vm: kernel log has no WARNING/BUG/lockdep/RCU/KASAN/kmemleak/hang report";
+    const WHOLE: &str =
+        "vm: the kernel log is whole: its boot banner and a debug-level line are in it";
     if !finished || !dmesg_seen {
-        report.results.push(fail("vm: finished and collected the kernel log", "no end marker"));
-    } else if report.kernel_reports.is_empty() {
-        report.results.push(TestResult {
-            name: "vm: kernel log has no WARNING/BUG/lockdep/RCU/KASAN/kmemleak report".into(),
-            outcome: Outcome::Pass,
-        });
+        report.results.push(fail(
+            "vm: finished and collected the kernel log",
+            "no end marker",
+        ));
+        return report;
+    }
+    if !dmesg.iter().any(|l| l.contains(BOOT_BANNER)) {
+        report.results.push(fail(
+            WHOLE,
+            "no boot banner: the start of the log scrolled out",
+        ));
+    } else if !dmesg.iter().any(|l| l.contains(KMSG_PROBE)) {
+        report
+            .results
+            .push(fail(WHOLE, format!("no {KMSG_PROBE} line")));
+    } else {
+        report.results.push(pass(WHOLE));
+    }
+    if report.kernel_reports.is_empty() {
+        report.results.push(pass(CLEAN));
     } else {
         report.results.push(fail(
-            "vm: kernel log has no WARNING/BUG/lockdep/RCU/KASAN/kmemleak report",
+            CLEAN,
             format!("{} report line(s)", report.kernel_reports.len()),
         ));
     }
     report
+}
+
+/// The checks at a program's end: its exit status, its results and its plan.
+fn end_program(report: &mut Report, p: &Program, rc: &str) {
+    let results = &report.results[p.first..];
+    let failed_inside = results
+        .iter()
+        .any(|r| matches!(r.outcome, Outcome::Fail(_)));
+    let count = results.len();
+    let whole_skip = results
+        .iter()
+        .any(|r| r.name == format!("{}: all of its tests", p.name));
+    if rc != "0" && !failed_inside {
+        report
+            .results
+            .push(fail(&p.name, format!("exited with status {rc}")));
+    } else if count == 0 {
+        report
+            .results
+            .push(fail(&p.name, "reported no test result"));
+    }
+    if whole_skip {
+        return;
+    }
+    match p.plan {
+        None => report
+            .results
+            .push(fail(&p.name, "declared no TAP plan (1..N)")),
+        Some(_) if p.plan_late => report
+            .results
+            .push(fail(&p.name, "declared its TAP plan after its results")),
+        Some(n) if n != count => report.results.push(fail(
+            &p.name,
+            format!("planned {n} results, reported {count}"),
+        )),
+        Some(_) => {}
+    }
 }
