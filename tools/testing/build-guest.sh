@@ -9,6 +9,8 @@
 #   - the samples: samples/example.c as rue_example, samples/rust-example as rue_example_rs,
 #   - the kernel's own user_events selftests, unmodified, from KDIR's source tree,
 #   - perf_tool_test (a shell script) and the host's perf with its libraries,
+#   - module_loaded (a shell script: the module is loaded after module_test),
+#   - rue_calibrate, the one calibration of a VM run's time bounds (tools/vm/init),
 #   - rust_user_twin00.ko: MODULE renamed, a second provider for module_test.
 # With --arch arm64, every program is cross-built for arm64 (clang-19 with
 # Debian's cross C libraries, Rust's aarch64-unknown-linux-gnu), compat_test for
@@ -77,6 +79,7 @@ done
 # The real perf tool, and the script that drives it.
 bash "$top/tools/testing/guest-perf.sh" "$out" "$arch"
 install -m 0755 "$top/tools/testing/selftests/rust_user_events/perf_tool_test.sh" "$out/bin/perf_tool_test"
+install -m 0755 "$top/tools/testing/selftests/rust_user_events/module_loaded.sh" "$out/bin/module_loaded"
 
 # The kernel's own tests, built as their Makefile does (LDLIBS = -lrt -lpthread -lm).
 for t in ftrace_test dyn_test perf_test abi_test; do

@@ -32,6 +32,11 @@ fi
 # it lands); both kernels run with the same ring buffer.
 echo 8 >$tracefs/buffer_subbuf_size_kb
 
+# The TAP plan, declared before the first step (tools/vmlog checks the count): write_bench,
+# then scale's three steps once, or once per side.
+nsides=1
+[ -z "$sides" ] || nsides=$(echo "$sides" | tr , '\n' | grep -c .)
+echo "1..$((1 + 3 * nsides))"
 t=0
 step() {
 	t=$((t + 1))
