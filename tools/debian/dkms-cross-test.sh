@@ -40,6 +40,7 @@ config=/usr/src/linux-headers-$krel/.config
 . "$here/tap.sh"
 
 echo "TAP version 13"
+plan 13
 [ -f "$config" ]
 result $? "the headers of $krel are in /usr/src (unpacked by chroot.sh)"
 vars=$(bash "$here/toolchain-check.sh" "$config")
@@ -75,8 +76,9 @@ esac
 result $? "the installed module's vermagic is $krel's" "${ko:-no module installed}"
 [ -f "$out/rust_user_events.ko" ] && [[ "$(readelf -h "$out/rust_user_events.ko")" == *"Machine:"*AArch64* ]]
 result $? "it is an $arch object"
-[ -n "$ko" ] && modinfo -F signer "$ko" | grep -q .
-result $? "DKMS signed the module"
+signed_by "$out/rust_user_events.ko" /var/lib/dkms/mok.pub
+result $? "DKMS signed the module with its own key, /var/lib/dkms/mok.pub" \
+	"$(head -n 2 "$tmp/verify.log" 2>/dev/null | tr '\n' ' ')"
 
 # BUILD_EXCLUSIVE_ARCH: another architecture is skipped (77) before any build.
 dkms build -m "$name" -v "$version" -k "$krel/riscv64" >"$tmp/riscv.log" 2>&1
@@ -90,5 +92,4 @@ rc=$?
 	[ -z "$(find "$moddir/updates" -name 'rust_user_events.ko*' 2>/dev/null)" ]
 result $? "dkms remove takes the module away" "exit $rc"
 
-echo "1..$n"
 exit "$failed"

@@ -9,15 +9,36 @@ T=/sys/kernel/tracing
 n=0
 result() { n=$((n + 1)); if [ "$1" -eq 0 ]; then echo "ok $n $2"; else echo "not ok $n $2"; fi; }
 
+# A client that writes while a tracer listens: rue_example (samples/example.c) waits for
+# its event to be enabled, writes 3 events, and the trace holds all 3. Prints nothing; its
+# status says.
+traced_client() {
+	echo >$T/trace
+	rue_example 3 60 >/tmp/rue_example.out 2>&1 &
+	pid=$!
+	i=0
+	while [ ! -e $T/events/user_events/rue_example/enable ] && [ $i -lt 600 ]; do
+		sleep 0.1
+		i=$((i + 1))
+	done
+	echo 1 >$T/events/user_events/rue_example/enable
+	wait $pid
+	rc=$?
+	echo 0 >$T/events/user_events/rue_example/enable
+	[ $rc -eq 0 ] && grep -q 'wrote 3 events, skipped 0' /tmp/rue_example.out &&
+		[ "$(grep -c 'rue_example: count=' $T/trace)" -eq 3 ]
+}
+
 echo "TAP version 13"
+echo "1..9"
 rmmod rust_user_events
 result $? "the module built by make debian unloads"
 insmod /rue/dkms/rust_user_events.ko
 result $? "the module DKMS installed loads into Debian's kernel"
 [ -e $T/user_events_data ] && [ -e $T/user_events_status ]
 result $? "it creates user_events_data and user_events_status"
-rue_example 3 >/tmp/dkms_example.out 2>&1 && grep -q 'wrote 0 events, skipped 3' /tmp/dkms_example.out
-result $? "a client registers an event and runs through it"
+traced_client
+result $? "a client writes 3 events while a tracer listens, and the trace has all 3"
 echo 'u:rue_dkms u32 x' >>$T/dynamic_events && grep -q '^rue_dkms' $T/user_events_status
 result $? "a u: line in dynamic_events creates an event user_events_status lists"
 # As upstream, a delete names the fields of an event that has any.
@@ -29,4 +50,3 @@ result $? "the DKMS-installed module unloads"
 result $? "its files are gone after rmmod"
 insmod /rue/rust_user_events.ko
 result $? "the module built by make debian loads again"
-echo "1..$n"
