@@ -243,11 +243,33 @@ static int maybe_arm_fault(struct tctx *t)
 	return 1;
 }
 
-static void disarm_fault(struct tctx *t, int armed)
+/*
+ * Disarms what maybe_arm_fault() armed before a call of @op that returned @ret, and counts
+ * what it did. fail-nth read back 0 says that the armed fault point was reached and failed
+ * during the call (a positive value: the call had fewer fault points and nothing failed); the
+ * read and the write allocate nothing, so they count no fault point themselves.
+ */
+static void disarm_fault(struct tctx *t, int armed, int op, long ret)
 {
-	if (armed && pwrite(t->nth_fd, "0", 1, 0) != 1) {
+	char buf[16] = { 0 };
+	int injected;
+
+	if (!armed)
+		return;
+	injected = pread(t->nth_fd, buf, sizeof(buf) - 1, 0) > 0 && atoi(buf) == 0;
+	if (pwrite(t->nth_fd, "0", 1, 0) != 1) {
 		/* nothing to do: the next arm overwrites it */
 	}
+	if (!S)
+		return;
+	__atomic_fetch_add(&S->fault_armed_op[op], 1, __ATOMIC_RELAXED);
+	if (!injected)
+		return;
+	__atomic_fetch_add(&S->fault_injected[op], 1, __ATOMIC_RELAXED);
+	if (ret < 0)
+		__atomic_fetch_add(&S->fault_failed[op], 1, __ATOMIC_RELAXED);
+	if (ret == -ENOMEM)
+		__atomic_fetch_add(&S->fault_enomem[op], 1, __ATOMIC_RELAXED);
 }
 
 /* ---------------------------------------------------------------- REG / UNREG / DEL */
@@ -364,7 +386,7 @@ static long op_reg(struct tctx *t)
 
 	armed = maybe_arm_fault(t);
 	ret = err(ioctl(fd, DIAG_IOCSREG, (void *)(uintptr_t)arg));
-	disarm_fault(t, armed);
+	disarm_fault(t, armed, OP_REG, ret);
 	if (ret == 0 && slot != -1 && arg == (uintptr_t)t->io)
 		remember_reg(t, slot, reg->write_index, addr, bit, &lay);
 	if (g_verbose > 1 && ret == 0)
@@ -441,7 +463,7 @@ static long op_unreg(struct tctx *t)
 		ei = -1;
 	armed = maybe_arm_fault(t);
 	ret = err(ioctl(fd, DIAG_IOCSUNREG, u));
-	disarm_fault(t, armed);
+	disarm_fault(t, armed, OP_UNREG, ret);
 	if (ret == 0 && ei >= 0)
 		t->regs[ei] = t->regs[--t->nregs];
 	return ret;
@@ -480,7 +502,7 @@ static long op_del(struct tctx *t)
 		snprintf(name, 64, "u:fz_%d", k);
 	armed = maybe_arm_fault(t);
 	ret = err(ioctl(fd, DIAG_IOCSDEL, arg));
-	disarm_fault(t, armed);
+	disarm_fault(t, armed, OP_DEL, ret);
 	return ret;
 }
 
@@ -733,7 +755,7 @@ static long op_open(struct tctx *t)
 		close(t->fds[slot]);
 	armed = maybe_arm_fault(t);
 	ret = err(open(DATA_FILE, flags));
-	disarm_fault(t, armed);
+	disarm_fault(t, armed, OP_OPEN, ret);
 	t->fds[slot] = ret >= 0 ? ret : -1;
 	return ret;
 }
@@ -829,7 +851,7 @@ static long op_dyn_create(struct tctx *t)
 		n = strlen(line);
 	armed = maybe_arm_fault(t);
 	ret = write_str(TRACEFS "dynamic_events", O_APPEND, line, n);
-	disarm_fault(t, armed);
+	disarm_fault(t, armed, OP_DYN_CREATE, ret);
 	return ret;
 }
 
@@ -865,7 +887,7 @@ static long op_dyn_delete(struct tctx *t)
 		snprintf(line, sizeof(line), "-:nosys/fz_%d", k);
 	armed = maybe_arm_fault(t);
 	ret = write_str(TRACEFS "dynamic_events", O_APPEND, line, strlen(line));
-	disarm_fault(t, armed);
+	disarm_fault(t, armed, OP_DYN_DELETE, ret);
 	return ret;
 }
 

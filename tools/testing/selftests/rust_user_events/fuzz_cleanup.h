@@ -237,23 +237,39 @@ static void dump_ftrace_state(const char *base)
 }
 
 /*
- * What else holds the module: any user event left (of anyone) and the
- * module's reference count, once the asynchronous puts had a moment.
+ * The module's reference count after the cleanup, once the asynchronous puts (deferred
+ * destroys, enablers' frees) had a moment: up to 10 s of the reference machine for it to reach
+ * 0. -ENOENT when rust_user_events is not loaded (the user_events of another kernel), -EIO
+ * when its count cannot be read.
  */
-static void report_leftovers(void)
+static int module_refs(void)
 {
+	uint64_t until = now_ms() + rue_bound_ms(10000);
 	char buf[64];
-	char *dyn;
-	int refs = -1;
+	int refs;
 
-	for (int i = 0; i < 100; i++) {
-		if (read_file("/sys/module/rust_user_events/refcnt", buf, sizeof(buf)) <= 0)
-			break;
+	if (!exists(MODULE_DIR))
+		return -ENOENT;
+	for (;;) {
+		if (read_file(MODULE_DIR "refcnt", buf, sizeof(buf)) <= 0)
+			return -EIO;
 		refs = atoi(buf);
-		if (refs == 0)
-			break;
+		if (refs < 0)
+			return -EIO;
+		if (refs == 0 || now_ms() >= until)
+			return refs;
 		usleep(100000);
 	}
+}
+
+/*
+ * What else holds the module: any user event left (of anyone) and, when the module's
+ * reference count @refs is not 0, the ftrace state and user_events_status.
+ */
+static void report_leftovers(int refs)
+{
+	char *dyn;
+
 	if (refs > 0) {
 		printf("# rust_user_events refcnt is %d after the cleanup\n", refs);
 		printf("# instance %s\n", access(INSTANCE_DIR, F_OK) ? "removed" : "still there");

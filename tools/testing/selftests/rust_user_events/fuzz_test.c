@@ -22,7 +22,8 @@
  *   -v          log every operation to stderr
  * Environment: FUZZ_SEED and FUZZ_SECONDS are used when -s or -t is not given.
  * Not the kselftest harness: it forks every test and imposes its own timeout,
- * so the TAP output (one test, "ok 1 fuzz_test ...") is written by hand.
+ * so the TAP output is written by hand: a plan of six results (seven with -f),
+ * one per check listed at the end of this comment, declared before the run.
  *
  * Each worker seeds its PRNG (splitmix64) from the master seed and its index,
  * each thread from the worker's seed and its own index: a worker's sequence of
@@ -61,9 +62,19 @@
  *               mmap, poll, splice and sendfile on the data file
  *
  * At the end the workers are reaped, every fz* event is disabled and deleted,
- * the instance is removed and kernel.user_events_max is restored. The test
- * passes if every worker exited normally, none got stuck, and no fz* event is
- * left. Counts per operation and errno are printed as "#" lines.
+ * the instance is removed and kernel.user_events_max is restored. Counts per
+ * operation and errno are printed as "#" lines, then one result per check, each
+ * after the "#" lines that show why it passed or failed:
+ *   1 every worker opened both its shared user_events_data fds;
+ *   2 every worker exited normally, none got stuck, every orphan was reaped;
+ *   3 every operation of weight > 0 (after -x) was called, once the run was
+ *     long enough for it to be due MIN_DUE times (a rare one in a short run is
+ *     listed, not required);
+ *   4 REG, UNREG, WRITE, WRITEV and OPEN each succeeded at least once;
+ *   5 no user event is left after the cleanup;
+ *   6 the module's reference count is back to 0 after it;
+ *   7 (-f only) an armed fault was injected into a module call (fail-nth read
+ *     back 0 after it) and made it fail, at least once.
  */
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -103,6 +114,7 @@
 #define SYSCTL_MAX "/proc/sys/kernel/user_events_max"
 #define FAIL_NTH "/proc/thread-self/fail-nth"
 #define FAILSLAB "/sys/kernel/debug/failslab/"
+#define MODULE_DIR "/sys/module/rust_user_events/"
 
 /* The page size: 4 KiB, or 16 KiB on arm64-16k (mprotect'd guards, page-crossing copies). */
 #define PG ((uint32_t)RUE_PAGE_SIZE)
@@ -123,6 +135,11 @@
 #define BIGLEN (1024 * 1024 + 16 * 1024)
 #define NERR 134		/* errno buckets; the last one is "other" */
 #define KADDR 0xffffffff81000000ULL
+/*
+ * Calls an operation must have been due (its share of the threads' turns) before check 3
+ * requires it: missed by chance with probability below e^-MIN_DUE (2e-9).
+ */
+#define MIN_DUE 20
 
 /* Operations: name, weight (per mille of the random choice). */
 #define OPS(X)                                                                  \
@@ -153,6 +170,8 @@ struct tslot {
 
 struct wslot {
 	int pid;
+	int data_fds;		/* shared user_events_data fds it opened */
+	int data_errno;		/* why one did not open (0: it did not get that far) */
 	struct tslot t[MAX_THREADS];
 };
 
@@ -162,6 +181,14 @@ struct shared {
 	uint64_t ok[NOPS];
 	uint64_t err[NOPS][NERR];
 	uint64_t fault_armed;
+	/*
+	 * Per op, with -f: calls armed, those after which fail-nth read back 0 (the armed fault
+	 * point was reached and failed during the call), those of these that failed, with ENOMEM.
+	 */
+	uint64_t fault_armed_op[NOPS];
+	uint64_t fault_injected[NOPS];
+	uint64_t fault_failed[NOPS];
+	uint64_t fault_enomem[NOPS];
 	/*
 	 * The id fz_N had when an enable_event/disable_event trigger on it was last set
 	 * (0: never): a trigger left at the end whose target's id changed since was set on
@@ -365,8 +392,15 @@ static void worker_memory(void)
 	unlink(path);
 	W.filesh = map_or_die(NULL, 2 * PG, PROT_READ | PROT_WRITE, MAP_SHARED, W.file_fd);
 	W.filepriv = map_or_die(NULL, 2 * PG, PROT_READ | PROT_WRITE, MAP_PRIVATE, W.file_fd);
-	for (int i = 0; i < NSHARED; i++)
+	for (int i = 0; i < NSHARED; i++) {
 		W.shared_fds[i] = open(DATA_FILE, O_RDWR);
+		if (!W.ws)
+			continue;		/* an exec'd child: it counts nothing */
+		if (W.shared_fds[i] >= 0)
+			W.ws->data_fds++;
+		else if (!W.ws->data_errno)
+			W.ws->data_errno = errno;
+	}
 }
 
 struct main_thread {
@@ -467,15 +501,49 @@ static int exec_child(int argc, char **argv)
 
 /* ---------------------------------------------------------------- master */
 
+/* The checks, one TAP result each, in this order; the last one only with -f. */
+enum check { CK_DATA_FDS, CK_WORKERS, CK_CALLED, CK_CORE, CK_EVENTS, CK_REFS, CK_FAULTS, NCHECKS };
+
+static const char *const check_names[NCHECKS] = {
+	[CK_DATA_FDS] = "every worker opened its shared user_events_data fds",
+	[CK_WORKERS] = "every worker exited normally, none stuck",
+	[CK_CALLED] = "every weighted operation was called",
+	[CK_CORE] = "the core operations succeeded",
+	[CK_EVENTS] = "no user event left after the cleanup",
+	[CK_REFS] = "no module reference left after the cleanup",
+	[CK_FAULTS] = "injected faults made module calls fail",
+};
+
+static int g_nchecks;		/* the plan: NCHECKS with -f, else one fewer */
+
+/* What the master's alarm prints: every result failed (none is printed before the alarm goes). */
+static char g_alarm_msg[1024];
+static int g_alarm_len;
+
 static void on_master_alarm(int sig)
 {
-	static const char msg[] = "# fuzz_test: the master itself is stuck (cleanup?)\nnot ok 1 fuzz_test\n";
-
 	(void)sig;
-	if (write(1, msg, sizeof(msg) - 1) < 0) {
+	if (write(1, g_alarm_msg, g_alarm_len) < 0) {
 		/* nothing more to do */
 	}
 	_exit(1);
+}
+
+/* Prints the plan, @why and every result failed; returns the exit status. */
+static int fail_all(const char *why)
+{
+	printf("1..%d\n# %s\n", g_nchecks, why);
+	for (int ck = 0; ck < g_nchecks; ck++)
+		printf("not ok %d fuzz_test: %s\n", ck + 1, check_names[ck]);
+	return 1;
+}
+
+/* Prints check @ck's result, skipped for @skip if given; returns 1 if it failed. */
+static int result(int ck, int ok, const char *skip)
+{
+	printf("%sok %d fuzz_test: %s%s%s\n", ok ? "" : "not ", ck + 1, check_names[ck],
+	       skip ? " # SKIP " : "", skip ?: "");
+	return !ok;
 }
 
 #include "fuzz_cleanup.h"
@@ -527,6 +595,129 @@ static void print_stats(void)
 	printf("\n");
 }
 
+/* Check 1: every worker opened both its shared data fds (worker_memory()). */
+static int check_data_fds(void)
+{
+	int ok = 1;
+
+	for (int i = 0; i < g_procs; i++) {
+		const struct wslot *w = &S->w[i];
+
+		if (w->data_fds == NSHARED)
+			continue;
+		ok = 0;
+		printf("# worker %d opened %d of its %d shared fds on %s: %s\n", i, w->data_fds,
+		       NSHARED, DATA_FILE,
+		       w->data_errno ? strerror(w->data_errno) : "it did not get that far");
+	}
+	if (ok)
+		printf("# %d workers opened %d shared fds on %s\n", g_procs, g_procs * NSHARED,
+		       DATA_FILE);
+	return ok;
+}
+
+/*
+ * Check 3: every operation of weight > 0 was called. Each turn of a worker's main or
+ * short-lived thread picks an operation with probability weight / op_total (children's picks
+ * only add calls), so an operation was due turns * weight / op_total times; one that was due
+ * MIN_DUE times is required, one due fewer times is listed if it was never called.
+ */
+static int check_called(void)
+{
+	uint64_t turns = 0, fewest = UINT64_MAX;
+	int ok = 1, least = -1;
+
+	for (int i = 0; i < g_procs; i++)
+		for (int j = 0; j < MAX_THREADS; j++)
+			turns += S->w[i].t[j].nops;
+	/* an SCM that hands the fd back to its own thread runs one more op in the turn */
+	turns = turns > S->calls[OP_SCM] ? turns - S->calls[OP_SCM] : 0;
+	for (int op = 0; op < NOPS; op++) {
+		double due = (double)turns * op_weights[op] / op_total;
+
+		if (!op_weights[op])
+			continue;
+		if (S->calls[op] < fewest) {
+			fewest = S->calls[op];
+			least = op;
+		}
+		if (S->calls[op])
+			continue;
+		if (due < MIN_DUE) {
+			printf("# %s never called, but only %.1f calls were due: not required\n",
+			       op_names[op], due);
+			continue;
+		}
+		ok = 0;
+		printf("# %s (weight %d of %d) never called, %.0f calls were due\n", op_names[op],
+		       op_weights[op], op_total, due);
+	}
+	printf("# %llu turns of the workers' threads", (unsigned long long)turns);
+	if (least >= 0)
+		printf("; fewest calls: %s %llu (weight %d of %d, %.0f due)", op_names[least],
+		       (unsigned long long)fewest, op_weights[least], op_total,
+		       (double)turns * op_weights[least] / op_total);
+	printf("\n");
+	return ok;
+}
+
+/*
+ * Check 4: what every healthy run succeeds in, at least once: REG, UNREG, WRITE and WRITEV
+ * (records to registered indexes) and OPEN of user_events_data. Each is required when it is
+ * in this run's mix, and REG too for the three that need a registration.
+ */
+static int check_core(void)
+{
+	static const int core[] = { OP_REG, OP_UNREG, OP_WRITE, OP_WRITEV, OP_OPEN };
+	int ok = 1, any = 0;
+
+	printf("# core operations, succeeded of calls:");
+	for (int i = 0; i < (int)(sizeof(core) / sizeof(core[0])); i++) {
+		int op = core[i];
+
+		if (!op_weights[op] || (op != OP_REG && op != OP_OPEN && !op_weights[OP_REG]))
+			continue;
+		printf("%s %s %llu of %llu%s", any ? "," : "", op_names[op],
+		       (unsigned long long)S->ok[op], (unsigned long long)S->calls[op],
+		       S->ok[op] ? "" : " (none)");
+		any = 1;
+		ok &= S->ok[op] > 0;
+	}
+	printf("%s\n", any ? "" : " none required (left out with -x)");
+	return ok;
+}
+
+/*
+ * Check 7 (-f): the faults armed reached module calls and made them fail. After each armed
+ * call fail-nth is read back (disarm_fault()): 0 says the armed fault point was reached and
+ * failed during that very call, which is then evidence if the call failed too. Every
+ * allocation of a REG, UNREG or DEL ioctl after the fd lookup is the module's or made for it.
+ */
+static int check_faults(void)
+{
+	uint64_t armed = 0, injected = 0, failed = 0, enomem = 0;
+
+	printf("# calls armed/injected/failed:");
+	for (int op = 0; op < NOPS; op++) {
+		if (!S->fault_armed_op[op])
+			continue;
+		printf(" %s %llu/%llu/%llu", op_names[op],
+		       (unsigned long long)S->fault_armed_op[op],
+		       (unsigned long long)S->fault_injected[op],
+		       (unsigned long long)S->fault_failed[op]);
+		armed += S->fault_armed_op[op];
+		injected += S->fault_injected[op];
+		failed += S->fault_failed[op];
+		enomem += S->fault_enomem[op];
+	}
+	printf("%s\n", armed ? "" : " none");
+	printf("# -f %d: %llu calls armed, injected into %llu (fail-nth read back 0)", g_fault_pct,
+	       (unsigned long long)armed, (unsigned long long)injected);
+	printf(", %llu of these failed (ENOMEM %llu)\n", (unsigned long long)failed,
+	       (unsigned long long)enomem);
+	return failed > 0;
+}
+
 static void usage(void)
 {
 	fprintf(stderr, "usage: fuzz_test [-s SEED] [-t SECONDS] [-p PROCS] [-j THREADS] [-w STUCK] [-f PCT] "
@@ -564,7 +755,8 @@ int main(int argc, char **argv)
 	char saved_max[32] = "", saved_gfp[8] = "", saved_verbose[8] = "", why[1024] = "";
 	pid_t pids[MAX_WORKERS];
 	int status[MAX_WORKERS], done[MAX_WORKERS] = { 0 }, flagged[MAX_WORKERS] = { 0 };
-	int opt, alive, failed = 0, seed_set = 0, secs_set = 0;
+	int opt, alive, failed = 0, workers_failed = 0, seed_set = 0, secs_set = 0;
+	int events_left, refs;
 	uint64_t killed_at = 0, reaped_ms;
 	const char *env;
 
@@ -608,8 +800,9 @@ int main(int argc, char **argv)
 	/* The stuck bound (-w) is for the reference machine: scaled to this run (rue_helpers.h). */
 	g_stuck_s = rue_bound_ms(g_stuck_s * 1000LL) / 1000;
 	setvbuf(stdout, NULL, _IONBF, 0);
+	g_nchecks = g_fault_pct ? NCHECKS : NCHECKS - 1;
 	printf("# fuzz_test: seed %llu\n", (unsigned long long)g_seed);
-	printf("TAP version 13\n1..1\n");
+	printf("TAP version 13\n");
 	printf("# reproduce: fuzz_test -s %llu -t %d -p %d -j %d%s%.0d", (unsigned long long)g_seed,
 	       g_seconds, g_procs, g_threads, g_fault_pct ? " -f " : "", g_fault_pct);
 	for (int op = 0, first = 1; op < NOPS; op++) {
@@ -619,19 +812,22 @@ int main(int argc, char **argv)
 		}
 	}
 	printf("\n");
+	/*
+	 * A whole-program skip is one skipped result under a plan of one, as before the checks
+	 * were split (the plan is declared once it is known which it is).
+	 */
 	if (!exists(DATA_FILE)) {
+		printf("1..1\n");
 		printf("ok 1 fuzz_test # SKIP user_events is not installed (no %s)\n", DATA_FILE);
 		return 0;
 	}
-	if (geteuid() != 0) {
-		printf("not ok 1 fuzz_test # must be run as root\n");
-		return 1;
-	}
+	if (geteuid() != 0)
+		return fail_all("must be run as root");
 	snprintf(g_exe_argv_seed, sizeof(g_exe_argv_seed), "%llu", (unsigned long long)g_seed);
 	S = mmap(NULL, sizeof(*S), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	if (S == MAP_FAILED) {
-		printf("not ok 1 fuzz_test # mmap: %s\n", strerror(errno));
-		return 1;
+		snprintf(why, sizeof(why), "mmap: %s", strerror(errno));
+		return fail_all(why);
 	}
 	{
 		/* the pool's field lists, from the seed: the same in every process */
@@ -644,12 +840,6 @@ int main(int argc, char **argv)
 			printf("# pool fz_%d: \"%s\" | \"%s\" | \"%s\"\n", k, pool[k][0].text, pool[k][1].text,
 			       pool[k][2].text);
 	}
-	signal(SIGPIPE, SIG_IGN);
-	signal(SIGALRM, on_master_alarm);
-	alarm(g_seconds + 2 * g_stuck_s + 300);
-	prctl(PR_SET_CHILD_SUBREAPER, 1);
-	if (read_file(SYSCTL_MAX, saved_max, sizeof(saved_max)) <= 0)
-		saved_max[0] = '\0';
 	if (g_fault_pct) {
 		if (read_file(FAILSLAB "ignore-gfp-wait", saved_gfp, sizeof(saved_gfp)) <= 0 ||
 		    read_file(FAILSLAB "verbose", saved_verbose, sizeof(saved_verbose)) <= 0)
@@ -657,10 +847,26 @@ int main(int argc, char **argv)
 		if (!exists(FAIL_NTH) || !saved_gfp[0] || write_file(FAILSLAB "ignore-gfp-wait", "N") ||
 		    write_file(FAILSLAB "verbose", "0")) {
 			/* A run without the faults asked for is not this run: skip, never pass. */
+			printf("1..1\n");
 			printf("ok 1 fuzz_test # SKIP -f: no fault injection in this kernel\n");
 			return 0;
 		}
 	}
+	printf("1..%d\n", g_nchecks);
+	g_alarm_len = snprintf(g_alarm_msg, sizeof(g_alarm_msg),
+			       "# fuzz_test: the master itself is stuck (cleanup?)\n");
+	for (int ck = 0; ck < g_nchecks; ck++) {
+		size_t room = sizeof(g_alarm_msg) - g_alarm_len;
+
+		g_alarm_len += snprintf(g_alarm_msg + g_alarm_len, room,
+					"not ok %d fuzz_test: %s\n", ck + 1, check_names[ck]);
+	}
+	signal(SIGPIPE, SIG_IGN);
+	signal(SIGALRM, on_master_alarm);
+	alarm(g_seconds + 2 * g_stuck_s + 300);
+	prctl(PR_SET_CHILD_SUBREAPER, 1);
+	if (read_file(SYSCTL_MAX, saved_max, sizeof(saved_max)) <= 0)
+		saved_max[0] = '\0';
 	if (mkdir(TRACEFS "instances/" INSTANCE, 0755) && errno != EEXIST)
 		printf("# no trace instance: %s\n", strerror(errno));
 
@@ -671,7 +877,7 @@ int main(int argc, char **argv)
 			worker_main(i);
 		if (pids[i] < 0) {
 			printf("# fork of worker %d: %s\n", i, strerror(errno));
-			failed = 1;
+			workers_failed = 1;
 			done[i] = 1;
 			status[i] = 0;
 			continue;
@@ -709,7 +915,7 @@ int main(int argc, char **argv)
 				printf("# worker %d stuck in %s (thread %d, for %llu s)\n", i, op_names[op], tid,
 				       (unsigned long long)(ms / 1000));
 				flagged[i] = 1;
-				failed = 1;
+				workers_failed = 1;
 				S->stop = 1;
 				kill(-pids[i], SIGKILL);
 				kill(pids[i], SIGKILL);
@@ -727,7 +933,7 @@ int main(int argc, char **argv)
 			continue;
 		if (WIFEXITED(status[i]) && WEXITSTATUS(status[i]) == 0)
 			continue;
-		failed = 1;
+		workers_failed = 1;
 		if (WIFSIGNALED(status[i])) {
 			int tid, op = stuck_op(i, &tid, &(uint64_t){ 0 });
 
@@ -755,7 +961,7 @@ int main(int argc, char **argv)
 			continue;
 		if (++waits == 600) {
 			printf("# orphans of the workers cannot be reaped (blocked in the kernel?)\n");
-			failed = 1;
+			workers_failed = 1;
 			break;
 		}
 		usleep(50000);
@@ -768,15 +974,40 @@ int main(int argc, char **argv)
 		write_file(FAILSLAB "ignore-gfp-wait", saved_gfp);
 		write_file(FAILSLAB "verbose", saved_verbose);
 	}
-	if (cleanup(why, sizeof(why))) {
-		printf("# cleanup: %s\n", why);
-		failed = 1;
-	}
-	report_leftovers();
+	events_left = cleanup(why, sizeof(why)) != 0;
+	refs = module_refs();
+	report_leftovers(refs);
 	print_stats();
 	printf("# workers reaped %.1f s after the deadline, cleanup took %.1f s\n",
 	       ((double)reaped_ms - (double)g_deadline_ms) / 1000, (double)(now_ms() - reaped_ms) / 1000);
-	printf("%sok 1 fuzz_test seed %llu: %d workers x %d threads, %d s\n", failed ? "not " : "",
-	       (unsigned long long)g_seed, g_procs, g_threads, g_seconds);
+
+	/* The results, each after what shows why; nothing left that could hang. */
+	alarm(0);
+	printf("# fuzz_test seed %llu: %d workers x %d threads, %d s\n", (unsigned long long)g_seed,
+	       g_procs, g_threads, g_seconds);
+	failed |= result(CK_DATA_FDS, check_data_fds(), NULL);
+	if (workers_failed)
+		printf("# a worker failed: the \"#\" lines after the pool's say how\n");
+	else
+		printf("# every worker exited with status 0, none stuck, every orphan reaped\n");
+	failed |= result(CK_WORKERS, !workers_failed, NULL);
+	failed |= result(CK_CALLED, check_called(), NULL);
+	failed |= result(CK_CORE, check_core(), NULL);
+	if (events_left)
+		printf("# cleanup: %s\n", why);
+	else
+		printf("# cleanup: dynamic_events lists no user event\n");
+	failed |= result(CK_EVENTS, !events_left, NULL);
+	if (refs == -ENOENT) {
+		result(CK_REFS, 1, "rust_user_events is not loaded (another kernel's user_events)");
+	} else {
+		if (refs < 0)
+			printf("# cannot read %srefcnt\n", MODULE_DIR);
+		else
+			printf("# rust_user_events refcnt %d after the cleanup\n", refs);
+		failed |= result(CK_REFS, refs == 0, NULL);
+	}
+	if (g_fault_pct)
+		failed |= result(CK_FAULTS, check_faults(), NULL);
 	return failed;
 }
