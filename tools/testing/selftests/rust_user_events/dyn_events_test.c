@@ -93,19 +93,15 @@ TEST(ioctl_events_are_listed_and_busy)
 
 TEST(truncate_frees_unused_user_events)
 {
+	int fd;
+
 	ASSERT_EQ(0, dyn_write("u:__rue_d6 u64 x"));
 	ASSERT_TRUE(exists(TRACEFS "events/user_events/__rue_d6"));
 	/* Wait out auto-deletes of the previous test's event, then truncate. */
-	for (int i = 0; i < 1000; i++) {
-		int fd = open(DYN_FILE, O_WRONLY | O_TRUNC);
-
-		if (fd >= 0) {
-			close(fd);
-			break;
-		}
-		ASSERT_EQ(EBUSY, errno);
-		usleep(1000);
-	}
+	rue_wait_until((fd = open(DYN_FILE, O_WRONLY | O_TRUNC)) >= 0 || errno != EBUSY, 2000,
+		       1000);
+	ASSERT_LE(0, fd) TH_LOG("O_TRUNC: %s", strerror(errno));
+	close(fd);
 	EXPECT_FALSE(exists(TRACEFS "events/user_events/__rue_d6"));
 }
 
@@ -251,6 +247,8 @@ static void *create_delete_loop(void *arg)
 
 #define RACE_ROUNDS 200
 #define RACE_LINE "__rue_race u32 a"
+/* The threads go on past RACE_ROUNDS until both races were seen, up to this (scaled) bound. */
+#define RACE_LIMIT_MS 60000
 
 /* Results of one thread racing on the event: races lost as expected, and unexpected ones. */
 struct race_result {
@@ -259,12 +257,35 @@ struct race_result {
 	int last_errno;
 };
 
+/*
+ * The races the test is about, over all threads: a delete that found the event gone (ENOENT:
+ * the other creator deleted it, or the REG thread's last close did, between this thread's create
+ * and delete) or registered (EBUSY: the REG thread held it).
+ */
+static long race_enoent, race_ebusy;
+static long long race_end;
+
+/* True while a thread is to go on: RACE_ROUNDS, then until both races were seen or time is up. */
+static int race_more(int round)
+{
+	if (round < RACE_ROUNDS)
+		return 1;
+	if (__atomic_load_n(&race_enoent, __ATOMIC_RELAXED) &&
+	    __atomic_load_n(&race_ebusy, __ATOMIC_RELAXED))
+		return 0;
+	return rue_now_ms() < race_end;
+}
+
 static void race_note(struct race_result *r, int ret, int ok1, int ok2)
 {
 	if (ret == 0)
 		return;
 	if (ret == ok1 || ret == ok2) {
 		r->lost++;
+		if (ret == -ENOENT)
+			__atomic_fetch_add(&race_enoent, 1, __ATOMIC_RELAXED);
+		else if (ret == -EBUSY)
+			__atomic_fetch_add(&race_ebusy, 1, __ATOMIC_RELAXED);
 		return;
 	}
 	r->unexpected++;
@@ -276,7 +297,7 @@ static void *race_dyn(void *arg)
 {
 	struct race_result *r = arg;
 
-	for (int i = 0; i < RACE_ROUNDS; i++) {
+	for (int i = 0; race_more(i); i++) {
 		race_note(r, dyn_write("u:" RACE_LINE), 0, 0);
 		/* Deleted by the other thread already, or registered by the REG thread. */
 		race_note(r, dyn_write("-:" RACE_LINE), -ENOENT, -EBUSY);
@@ -290,7 +311,7 @@ static void *race_reg(void *arg)
 	struct race_result *r = arg;
 	__u32 word = 0;
 
-	for (int i = 0; i < RACE_ROUNDS; i++) {
+	for (int i = 0; race_more(i); i++) {
 		int fd = open(DATA_FILE, O_RDWR), ret;
 
 		if (fd < 0) {
@@ -311,7 +332,7 @@ static void *race_read(void *arg)
 	struct race_result *r = arg;
 	char buf[8192];
 
-	for (int i = 0; i < RACE_ROUNDS; i++) {
+	for (int i = 0; race_more(i); i++) {
 		int ret = read_file(DYN_FILE, buf, sizeof(buf));
 
 		race_note(r, ret < 0 ? ret : 0, 0, 0);
@@ -325,15 +346,24 @@ static void *race_read(void *arg)
  * Two threads create and delete one event through dynamic_events while a third
  * registers and unregisters it through user_events_data and a fourth lists it:
  * every call gets success or the errno its lost race explains, and afterwards the
- * event can be deleted and is gone.
+ * event can be deleted and is gone. The races must have happened: a delete that
+ * found the event deleted under it, and one that found it registered. Each thread
+ * makes RACE_ROUNDS rounds, and more until both were seen (bounded); the time
+ * beyond the default timeout is for that.
  */
-TEST(concurrent_create_delete_and_reg_of_one_event)
+FIXTURE(race) {};
+FIXTURE_SETUP(race) {}
+FIXTURE_TEARDOWN(race) {}
+
+TEST_F_TIMEOUT(race, concurrent_create_delete_and_reg_of_one_event, 300)
 {
 	void *(*fn[4])(void *) = { race_dyn, race_dyn, race_reg, race_read };
 	struct race_result results[4] = { 0 };
+	long long start = rue_now_ms();
 	pthread_t t[4];
 	int ret;
 
+	race_end = start + rue_bound_ms(RACE_LIMIT_MS);
 	for (int i = 0; i < 4; i++)
 		ASSERT_EQ(0, pthread_create(&t[i], NULL, fn[i], &results[i]));
 	for (int i = 0; i < 4; i++) {
@@ -342,6 +372,10 @@ TEST(concurrent_create_delete_and_reg_of_one_event)
 			TH_LOG("thread %d: last unexpected result %d", i, results[i].last_errno);
 		TH_LOG("thread %d: %ld calls lost a race (ENOENT or EBUSY)", i, results[i].lost);
 	}
+	TH_LOG("in %lld ms, deletes found the event gone %ld times and registered %ld times",
+	       rue_now_ms() - start, race_enoent, race_ebusy);
+	EXPECT_LT(0, race_enoent) TH_LOG("no delete found the event deleted under it: no race");
+	EXPECT_LT(0, race_ebusy) TH_LOG("no delete found the event registered: no race with REG");
 	/* The REG thread's last event may still be on its way out (auto-delete is asynchronous). */
 	ret = dyn_write("-:" RACE_LINE);
 	EXPECT_TRUE(ret == 0 || ret == -ENOENT || ret == -EBUSY) TH_LOG("delete: %d", ret);
@@ -387,17 +421,13 @@ TEST(deletion_waits_for_the_cores_own_references)
 
 	ASSERT_EQ(0, dyn_write("u:__rue_trig_a u32 a"));
 	for (int round = 0; round < TRIG_ROUNDS; round++) {
-		int ret = -EBUSY, fd;
+		int ret, fd;
 
 		/* A persistent target, deleted through dynamic_events. */
 		ASSERT_EQ(0, dyn_write("u:__rue_trig_b u32 b"));
 		ASSERT_EQ(0, trigger_write("enable_event:user_events:__rue_trig_b", 0));
 		ASSERT_EQ(0, trigger_write("!enable_event:user_events:__rue_trig_b", 1));
-		for (int i = 0; i < 5000 && ret == -EBUSY; i++) {
-			ret = dyn_write("-:__rue_trig_b u32 b");
-			if (ret == -EBUSY)
-				usleep(1000);
-		}
+		rue_wait_until((ret = dyn_write("-:__rue_trig_b u32 b")) != -EBUSY, 10000, 1000);
 		ASSERT_EQ(0, ret) TH_LOG("round %d: delete: %s", round, strerror(-ret));
 
 		/* A registered target, deleted automatically when its fd closes. */

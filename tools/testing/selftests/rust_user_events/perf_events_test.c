@@ -385,7 +385,7 @@ static double now(void)
  */
 static int writers_progressed(struct writer *w, const long *seen)
 {
-	double deadline = now() + 10;
+	double deadline = now() + rue_bound_ms(10000) / 1000.0;
 
 	for (int i = 0; i < 2; i++) {
 		while (atomic_load(&w[i].written) < seen[i] + 2) {

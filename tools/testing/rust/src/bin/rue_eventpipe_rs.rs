@@ -14,7 +14,7 @@
 use rue_guest_tests::{
     decode::Format,
     ensure, run,
-    tracefs::{event_exists, expect_status, wait_event_gone, wait_until, TRACEFS},
+    tracefs::{event_exists, expect_status, slowness, wait_event_gone, wait_until, TRACEFS},
     tracer::{Tracer, Via},
     Test,
 };
@@ -302,9 +302,10 @@ impl Writer {
         if unsafe { libc::fcntl(theirs.as_raw_fd(), libc::F_SETFD, 0) } < 0 {
             return Err(os_err("fcntl"));
         }
-        // A writer that dies or hangs fails the test instead of blocking it.
+        // A writer that dies or hangs fails the test instead of blocking it: 20 s on the
+        // reference machine, scaled to this run like the writer's own waits.
         let timeout = libc::timeval {
-            tv_sec: 20,
+            tv_sec: (20.0 * slowness()) as libc::time_t,
             tv_usec: 0,
         };
         // SAFETY: SO_RCVTIMEO takes a timeval, given with its size.
