@@ -162,7 +162,7 @@ tap_log() {
 	fi
 	plan_at=$(grep -n -m 1 -E '^1\.\.[0-9]+$' "$log" | cut -d: -f1)
 	first_at=$(grep -n -m 1 -E '^(not )?ok ' "$log" | cut -d: -f1)
-	planned=$(sed -n "${plan_at:-0}s/^1\.\.//p" "$log")
+	[ -z "$plan_at" ] || planned=$(sed -n "${plan_at}s/^1\.\.//p" "$log")
 	if [ -z "$plan_at" ]; then
 		echo "FAIL $log: no TAP plan"
 		f=$((f + 1))
