@@ -111,7 +111,7 @@ fi
 	# FUZZ_SEED=N` repeats it): 60 s, then 30 s failing allocations in its module calls (-f, a
 	# skip on a kernel without fault injection).
 	echo "rue-run fuzz_test fuzz_test -t 60"
-	echo "rue-run 'fuzz_test faults' fuzz_test -t 30 -f 3"
+	echo "rue-run 'fuzz_test faults' fuzz_test -t 30 -f 10"
 	grep -Ev '^#|^$' "$top/tools/testing/upstream-pass.txt" | while read -r prog test; do
 		echo "rue-run 'upstream $prog' $prog -t $test"
 	done
