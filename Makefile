@@ -46,7 +46,7 @@ debian: setup
 
 # Debian packages of that module, signed, for every flavour, with a DKMS
 # package and a signed apt repository: build/packages/repo/
-# (Documentation/install.md, "Publishing the packages").
+# (Documentation/install.md, "Publishing: keys, maintainer, suite").
 packages: setup
 	@bash $(TOOLS)/debian/packages.sh
 

@@ -3,7 +3,7 @@
 //! FFI glue of `user_events_data`: the `file_operations` and its trampolines.
 //!
 //! Like upstream it has `open`, `write`, `write_iter`, `unlocked_ioctl` and `release`, and no
-//! `read`, `mmap` or `llseek` (so reads give `EINVAL` and seeks `ESPIPE`, spec §1.10). Beyond
+//! `read`, `mmap` or `llseek` (so reads give `EINVAL` and seeks `ESPIPE`, as upstream's). Beyond
 //! upstream, which has no `compat_ioctl` (its 32-bit callers get `ENOTTY`), it has one on a
 //! kernel with `CONFIG_COMPAT`: 32-bit programs register, unregister and delete events as 64-bit
 //! ones do (deviations.md). Their `write`/`writev` need nothing here: the VFS converts a 32-bit

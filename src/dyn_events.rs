@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 
 //! `dynamic_events` integration: `u:name fields` lines create persistent user events,
-//! `!u:name fields` / `-:name` lines delete them, and every user event is listed (spec §3.4).
+//! `!u:name fields` / `-:name` lines delete them, and every user event is listed, as upstream's
+//! `user_event_dops` (`kernel/trace/trace_events_user.c`).
 //!
 //! The operations of the `u:` type, on typed arguments; [`crate::dyn_ops`] is how the tracing
 //! core calls them, and links them into `dynamic_events`.

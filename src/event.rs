@@ -188,7 +188,8 @@ impl UserEvent {
     /// Parses a new event `name args`; `multi_id` names a multi-format version, `name_key` is
     /// the name's key in the group's table.
     ///
-    /// Fails with `EINVAL` for any grammar error (spec §2), `ENOMEM` on allocation failure.
+    /// Fails with `EINVAL` for any grammar error (`src/logic/grammar.rs`), `ENOMEM` on allocation
+    /// failure.
     /// Everything is allocated with `GFP_KERNEL_ACCOUNT`: charged to the memory cgroup of the
     /// task that creates the event, as upstream's `user_event_parse` charges it.
     pub(crate) fn new(

@@ -85,9 +85,9 @@ pub(crate) unsafe extern "C" fn perf_probe(
 /// A raw perf sample `[trace_entry][payload]` for every perf event on this CPU, after the BPF
 /// programs attached to the event ran on it.
 ///
-/// Upstream submits with `perf_trace_buf_submit()`, which never runs BPF programs (spec §5.5);
-/// `perf_trace_run_bpf_submit()` runs them with the record as their context, then submits to
-/// perf if they let it through and someone listens.
+/// Upstream's `user_event_perf()` submits with `perf_trace_buf_submit()`, which never runs BPF
+/// programs; `perf_trace_run_bpf_submit()` runs them with the record as their context, then
+/// submits to perf if they let it through and someone listens.
 ///
 /// # Safety
 ///

@@ -2,12 +2,12 @@
 
 //! Which scope a task is in: upstream's `task_struct::user_event_mm`, kept in a map.
 //!
-//! Upstream scopes enablers per *task lineage*, not per address space (spec §4.2): a task gets a
-//! scope the first time it registers; tasks it later creates with `CLONE_VM` (threads, vfork,
-//! posix_spawn) share it; a plain fork gets a new scope holding copies of the parent's
-//! enablers; exec and exit leave the scope, and the last task to leave tears it down. Threads
-//! created *before* the first registration have no scope and get their own when they register,
-//! which is what makes `EADDRINUSE` and UNREG per lineage.
+//! Upstream scopes enablers per *task lineage*, not per address space: a task gets a scope the
+//! first time it registers; tasks it later creates with `CLONE_VM` (threads, vfork, posix_spawn)
+//! share it; a plain fork gets a new scope holding copies of the parent's enablers; exec and exit
+//! leave the scope, and the last task to leave tears it down. Threads created *before* the first
+//! registration have no scope and get their own when they register, which is what makes
+//! `EADDRINUSE` and UNREG per lineage.
 //!
 //! A kernel without user_events has no `task_struct` field for this, so the module keeps a red-
 //! black tree from task to scope, filled and emptied from the fork, exec and exit tracepoints

@@ -27,8 +27,8 @@ pub(crate) fn u32_and_mask(addr: u64, bit: u8) -> (u64, u32) {
     (word + u64::from(bit / 32) * 4, 1 << (bit % 32))
 }
 
-/// Checks the enable fields of a `struct user_reg` in upstream's order (spec §1.5 steps 6–8);
-/// `Err(())` means `EINVAL`.
+/// Checks the enable fields of a `struct user_reg` in upstream's order (`user_reg_get()`: size 4
+/// or 8, address aligned to it, bit within it); `Err(())` means `EINVAL`.
 pub(crate) fn check_enable(enable_size: u8, enable_addr: u64, enable_bit: u8) -> Result<(), ()> {
     if enable_size != 4 && enable_size != 8 {
         return Err(());

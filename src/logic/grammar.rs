@@ -3,7 +3,8 @@
 //! The command grammar of `DIAG_IOCSREG` `name_args` and `dynamic_events` `u:` lines, byte for
 //! byte as upstream's `user_event_parse_cmd()`, `user_event_parse_fields()`,
 //! `user_event_parse_field()`, `user_field_size()` and `user_field_array_size()`
-//! (`kernel/trace/trace_events_user.c`, spec §2.1–§2.7, §2.12).
+//! (`kernel/trace/trace_events_user.c`), and the `name.<id>` of a multi-format event as
+//! `user_event_set_tp_name()`.
 //!
 //! ```text
 //! name[:FLAGS] [field[;field...]]

@@ -2,7 +2,7 @@
 
 //! "Same event" matching: does a command's field list describe an existing event?
 //! Upstream's `user_event_argv_split()` + `user_fields_match()` (`find_user_event()`) and
-//! `user_event_match()` (dynamic_events delete), `kernel/trace/trace_events_user.c`, spec §2.11.
+//! `user_event_match()` (dynamic_events delete), `kernel/trace/trace_events_user.c`.
 //!
 //! The args are split into whitespace-separated words (`argv_split()`); on the registration
 //! path a space is first inserted after every `';'` not followed by whitespace. Each field then

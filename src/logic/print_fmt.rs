@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 
 //! The `print fmt:` of an event's `format` file, as upstream's `user_event_set_print_fmt()`
-//! (`kernel/trace/trace_events_user.c`, spec §2.4, §2.8).
+//! (`kernel/trace/trace_events_user.c`), with its `user_field_format()` and
+//! `user_field_is_dyn_string()` for each field.
 //!
 //! ```text
 //! "a=%u s=%s", REC->a, __get_rel_str(s)

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 
 //! One event's line in `dynamic_events`, as upstream's `user_event_show()`
-//! (`kernel/trace/trace_events_user.c`, spec §2.10).
+//! (`kernel/trace/trace_events_user.c`).
 //!
 //! ```text
 //! u:test u32 count; char[20] msg; struct foo s 20

@@ -1,8 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 
 //! The `trace` text of one user event record, as 7.3's `user_event_print_trace()` →
-//! `print_event_fields()` → `print_fields()` (`kernel/trace/trace_output.c`, not exported;
-//! spec §3.6).
+//! `print_event_fields()` → `print_fields()` (`kernel/trace/trace_output.c`, not exported).
 //!
 //! ```text
 //! __test_event: field1=0x1 (1) field2=0x2 (2)

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 
 //! Checks a written record against an event's `__data_loc`/`__rel_loc` validators, as upstream's
-//! `user_event_validate()` (`kernel/trace/trace_events_user.c`, spec §2.7, quirk Q14).
+//! `user_event_validate()` (`kernel/trace/trace_events_user.c`; quirk Q14 in
+//! Documentation/deviations.md).
 //!
 //! A loc word is a native-endian `u32`: low 16 bits offset, high 16 bits size (`DYN_LOC`).
 //! `__data_loc` offsets count from the start of the record, i.e. they include the 8-byte

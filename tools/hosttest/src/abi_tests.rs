@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! The UAPI numbers match upstream's x86_64 and 32-bit values (spec §1.4).
+//! The UAPI numbers match upstream's x86_64 and 32-bit values (`include/uapi/linux/user_events.h`).
 
 use crate::logic::abi::*;
 

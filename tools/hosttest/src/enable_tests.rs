@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! Enable-word mapping and validation (spec §1.5, §1.6).
+//! Enable-word mapping and validation (upstream's `user_reg_get()` checks and
+//! `align_addr_bit()`).
 
 use crate::logic::enable::{check_enable, u32_and_mask, word_and_bit};
 

@@ -2,8 +2,8 @@
 
 //! Property tests over arbitrary input: the logic never panics, terminates within a bound
 //! proportional to the input, keeps its layout invariants, validates records exactly by the
-//! rule of spec §2.7, and prints `print fmt:`, `dynamic_events` and `trace` text of bounded
-//! length, with no `<OVERFLOW>` for a record that validated.
+//! rule of upstream's `user_event_validate()`, and prints `print fmt:`, `dynamic_events` and
+//! `trace` text of bounded length, with no `<OVERFLOW>` for a record that validated.
 //!
 //! Each property checks `RUE_FUZZ_ITERS` inputs (default: its own count, sized for `make
 //! check`) drawn from the seed `RUE_FUZZ_SEED` (default: its own; decimal or `0x` hex, not 0).
@@ -634,9 +634,9 @@ fn check_matching(args: &str, cmd: &str, specs: &[FieldSpec<'_>], complete: bool
     }
 }
 
-/// Whether `record` passes validator `v` by the rule of spec §2.7, computed without
-/// `validate()`: the loc word lies in the record, the data ends within it, `char` data ends
-/// in NUL (and an empty `__data_loc` at offset 0 fails, our deviation).
+/// Whether `record` passes validator `v` by the rule of upstream's `user_event_validate()`,
+/// computed without `validate()`: the loc word lies in the record, the data ends within it,
+/// `char` data ends in NUL (and an empty `__data_loc` at offset 0 fails, our deviation).
 fn passes(record: &[u8], v: &Validator) -> bool {
     let at = v.offset as usize;
     let Some(word) = record.get(at..at + 4) else {

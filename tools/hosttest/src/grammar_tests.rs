@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! The command grammar, field types, sizes and offsets (spec §2.1–§2.7, §2.12, §6.1 dyn_test).
+//! The command grammar, field types, sizes and offsets, as upstream's `user_event_parse_cmd()` and
+//! the functions it calls (`kernel/trace/trace_events_user.c`), and upstream's selftest dyn_test.c.
 
 use crate::logic::grammar::*;
 use std::string::String;
@@ -33,7 +34,7 @@ fn rejected(args: &str) -> bool {
     parse(args) == Err(ParseError)
 }
 
-// §2.1 top level.
+// Top level (`user_event_parse_cmd()`).
 
 #[test]
 fn name_is_text_before_first_space() {
@@ -126,7 +127,7 @@ fn space_after_name_may_repeat() {
     assert!(command_parses("test \t\n u32 a"));
 }
 
-// §2.2 splitting and whitespace.
+// Splitting into fields, and whitespace (`user_event_parse_fields()`).
 
 #[test]
 fn trailing_semicolon_is_an_empty_field() {
@@ -184,7 +185,7 @@ fn newline_is_part_of_a_name() {
     assert_eq!(one("u32 a\n").name, "a\n");
 }
 
-// §2.3 tokenizer.
+// The field tokenizer (`user_event_parse_field()`).
 
 #[test]
 fn unsigned_prefix_keeps_both_words_in_the_type() {
@@ -295,7 +296,7 @@ fn field_names_are_not_validated() {
     assert_eq!(one("u32 é").name, "é");
 }
 
-// §2.4 accepted types.
+// Accepted types (`user_field_size()`).
 
 #[test]
 fn fixed_size_types_have_their_c_size_and_sign() {
@@ -363,7 +364,7 @@ fn unknown_and_ambiguous_types_are_einval() {
     assert!(rejected("char [4] n"));
 }
 
-// §2.5 array sizes.
+// Array sizes (`user_field_array_size()`).
 
 #[test]
 fn array_size_uses_kstrtouint_auto_base() {
@@ -452,7 +453,7 @@ fn kstrtouint_rules() {
     assert_eq!(kstrtou32(b"0x14", 10), None);
 }
 
-// §2.6 offsets and min_size.
+// Offsets and min_size.
 
 #[test]
 fn fields_are_packed_from_offset_8() {
@@ -493,7 +494,7 @@ fn iteration_stops_after_the_first_error() {
     assert_eq!(it.next(), None);
 }
 
-// §2.7 validators.
+// Validators (`user_event_add_field()`).
 
 #[test]
 fn data_loc_char_field_needs_a_nul() {
@@ -546,7 +547,7 @@ fn static_fields_have_no_validator() {
     }
 }
 
-// §2.12 multi-format names.
+// Multi-format names (`user_event_set_tp_name()`).
 
 #[test]
 fn multi_format_name_appends_lowercase_hex_id() {
@@ -562,7 +563,7 @@ fn multi_format_name_appends_lowercase_hex_id() {
     assert_eq!(name("x", u64::MAX), "x.ffffffffffffffff");
 }
 
-// §6.1 dyn_test.
+// Upstream's selftest dyn_test.c (`tools/testing/selftests/user_events/`).
 
 #[test]
 fn dyn_test_basic_types_parse() {

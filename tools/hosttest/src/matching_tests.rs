@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! "Same event" matching (spec §2.11, quirks Q4, Q5, Q10, §6.1 dyn_test `matching`).
+//! "Same event" matching, as upstream's `user_fields_match()` and `user_event_match()` (quirks Q4,
+//! Q5, Q10 in Documentation/deviations.md), and upstream's selftest dyn_test.c `matching`.
 
 use crate::logic::grammar::{fields, FieldSpec};
 use crate::logic::matching::{fields_match, system_matches};
@@ -30,7 +31,7 @@ fn del_matches(registered: &str, args: &str) -> bool {
     matches_on(registered, args, false)
 }
 
-// §2.11 table.
+// Upstream's `user_fields_match()`, case by case.
 
 #[test]
 fn dangling_semicolon_matches() {
@@ -97,7 +98,7 @@ fn empty_fields_never_match_themselves() {
     assert!(!del_matches("u32 a;;u32 b", "u32 a;;u32 b"));
 }
 
-// §6.1 dyn_test `matching` and ftrace_test `register_events`.
+// Upstream's selftests: dyn_test.c `matching` and ftrace_test.c `register_events`.
 
 #[test]
 fn selftest_matching_pairs() {

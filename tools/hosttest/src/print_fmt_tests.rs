@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! The `print fmt` of an event (spec §2.4 print columns, §2.8, §6.1 `print_fmt`).
+//! The `print fmt` of an event (upstream's `user_field_format()` and
+//! `user_event_set_print_fmt()`, and upstream's selftest ftrace_test.c `print_fmt`).
 
 use crate::logic::grammar::fields;
 use crate::logic::print_fmt::{dyn_string_func, user_field_format, write_print_fmt};

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! The `dynamic_events` line of an event (spec §2.10).
+//! The `dynamic_events` line of an event (upstream's `user_event_show()`).
 
 use crate::logic::grammar::fields;
 use crate::logic::show::write_show_line;

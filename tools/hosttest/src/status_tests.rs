@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! `user_events_status` text, byte for byte (spec §3.3).
+//! `user_events_status` text, byte for byte (upstream's `user_seq_show()`).
 
 use crate::logic::status::{write_status, Consumers};
 use std::string::String;

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! The `trace` text of a record (spec §3.6, 7.3 `print_fields()`).
+//! The `trace` text of a record (7.3's `print_event_fields()` → `print_fields()`,
+//! `kernel/trace/trace_output.c`).
 
 use crate::logic::grammar::{fields, FieldSpec};
 use crate::logic::trace_output::{filter_assign_type, write_trace_line, FilterType, TraceSeq};

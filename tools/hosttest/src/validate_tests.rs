@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! Record validation of `__data_loc`/`__rel_loc` fields (spec §2.7, quirk Q14, §6.1
-//! `write_validator`).
+//! Record validation of `__data_loc`/`__rel_loc` fields, as upstream's `user_event_validate()`
+//! (quirk Q14 in Documentation/deviations.md), and upstream's selftest ftrace_test.c
+//! `write_validator`.
 
 use crate::logic::grammar::{fields, Validator};
 use crate::logic::validate::{validate, Fault};

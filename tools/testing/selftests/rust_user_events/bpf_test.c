@@ -5,7 +5,8 @@
  * PERF_EVENT_IOC_SET_BPF, runs on every write with the record as its context.
  * It counts the events and sums their first field into an array map. A second
  * program, attached through a BPF link, decides which writes reach perf.
- * Upstream attaches such programs but never runs them (spec §5.5).
+ * Upstream attaches such programs but never runs them: its perf probe submits
+ * with perf_trace_buf_submit(), which skips BPF.
  */
 #define _GNU_SOURCE
 #include <errno.h>

@@ -146,7 +146,7 @@ TEST(unload_is_refused_while_a_user_event_exists)
 	EXPECT_EQ(0, dyn_write("-:__rue_d9"));
 }
 
-/* Field lists (spec §2) given to both paths; each must get the same verdict from both. */
+/* Field lists (the command grammar) given to both paths; each must get the same verdict. */
 static const char *const grammar_cases[] = {
 	"", "u64 a", "s64 a", "u32 a", "s32 a", "int a", "unsigned int a", "u16 a", "short a",
 	"unsigned short a", "u8 a", "s8 a", "char a", "unsigned char a", "char[20] a",

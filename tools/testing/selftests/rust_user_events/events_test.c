@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Events: registration errnos (spec §1.5, §1.10), write indexes, the format,
- * trace and status texts, multi-format naming, persistence, auto-delete,
- * kernel.user_events_max, UNREG, 8-byte enable words and the write path's
- * errnos. Every event here is named __rue_*, so nothing clashes with the
- * upstream selftests.
+ * Events: registration errnos (upstream's user_events_ioctl_reg()), write
+ * indexes, the format, trace and status texts, multi-format naming,
+ * persistence, auto-delete, kernel.user_events_max, UNREG, 8-byte enable words
+ * and the write path's errnos. Every event here is named __rue_*, so nothing
+ * clashes with the upstream selftests.
  */
 #define _GNU_SOURCE
 #include <errno.h>

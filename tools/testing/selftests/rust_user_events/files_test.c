@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * The tracefs files of rust_user_events: presence, modes, and the errnos of
- * the file operations that exist before any event is registered (spec §1.10,
- * §3.2).
+ * the file operations that exist before any event is registered, as upstream's
+ * (kernel/trace/trace_events_user.c: user_events_data has no read, mmap or
+ * llseek).
  */
 #include <errno.h>
 #include <fcntl.h>
