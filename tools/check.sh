@@ -116,6 +116,18 @@ fi
 		echo "rue-run 'upstream $prog' $prog -t $test"
 	done
 } >"$build/guest/check-cmd.sh"
+# Every program build-guest.sh built runs, but for those the tests themselves drive (perf and
+# its writer, perf_tool_test's decoder and client) and the samples: a new test program left
+# out of the list above would otherwise never run.
+helpers=" perf perf_tool_writer rue_calibrate rue_example rue_example_rs rue_otel_demo_rs rue_perf_decode_rs "
+for prog in "$build"/guest/bin/*; do
+	prog=$(basename "$prog")
+	case "$helpers" in *" $prog "*) continue ;; esac
+	if ! grep -qw -- "$prog" "$build/guest/check-cmd.sh"; then
+		echo "FAIL guest: $prog is built, but make check does not run it"
+		failed=$((failed + 1))
+	fi
+done
 
 summaries=()
 
@@ -146,11 +158,12 @@ suite() {
 	summaries+=("$name: $p passed, $f failed, $i skipped")
 }
 
-# tap_log LOG: adds the results of a TAP log of the install or package tests (tools/debian)
-# to the counts, and sets p and f. None of them is expected to skip; each declares its plan
-# before its first result, and its results must number the plan.
+# tap_log LOG STATUS: adds the results of a TAP log of the install or package tests
+# (tools/debian), whose script exited STATUS, to the counts, and sets p and f. None of them is
+# expected to skip; each declares its plan before its first result, its results must number
+# the plan, and a script that failed must have reported a failure.
 tap_log() {
-	local log=$1 plan_at first_at planned ran skips
+	local log=$1 status=$2 plan_at first_at planned ran skips
 	p=$(grep -c '^ok ' "$log")
 	skips=$(grep -c '^ok .* # [Ss][Kk][Ii][Pp]' "$log")
 	f=$(grep -c '^not ok ' "$log")
@@ -172,6 +185,10 @@ tap_log() {
 	elif [ "$planned" -ne "$ran" ]; then
 		echo "FAIL $log: planned $planned results, reported $ran"
 		f=$((f + 1))
+	fi
+	if [ "$status" -ne 0 ] && [ "$f" -eq 0 ]; then
+		echo "FAIL $log: the script exited $status, yet no test failed"
+		f=1
 	fi
 	passed=$((passed + p)) failed=$((failed + f))
 }
@@ -287,7 +304,7 @@ case " $kernels " in
 				"$(debian_arch "$flavour" | sed 's/^arm64$/aarch64/')" \
 				"/rue/src/build/check/debian-dkms-$flavour" | tee "$build/install-test-$flavour.log"
 		fi
-		tap_log "$build/install-test-$flavour.log"
+		tap_log "$build/install-test-$flavour.log" "${PIPESTATUS[0]}"
 		how=DKMS
 		[ "$(debian_arch "$flavour")" = "$(dpkg --print-architecture)" ] || how="DKMS, cross-built"
 		summaries+=("Debian install ($krel, $how): $p passed, $f failed, 0 skipped")
@@ -313,7 +330,7 @@ case " $kernels " in
 				bash /rue/src/tools/debian/packages-test.sh "$mode" "$DEBIAN_ABI" amd64 \
 				/rue/src/build/check/packages/repo /rue/keys "/rue/src/build/check/packages-$mode" |
 				tee "$build/packages-$mode.log"
-			tap_log "$build/packages-$mode.log"
+			tap_log "$build/packages-$mode.log" "${PIPESTATUS[0]}"
 			summaries+=("Debian packages ($mode, $DEBIAN_ABI-amd64, apt): $p passed, $f failed, 0 skipped")
 		done
 	else

@@ -99,20 +99,22 @@ enum Tap {
     Plan(usize, Option<String>),
 }
 
-/// Splits `text` at a TAP directive (` # `): the text before it and a `SKIP` reason.
+/// Splits `text` at a TAP directive (a `#` at its start or after white space): the text before
+/// it and, for a `SKIP` directive (any case, then white space or the end), the reason.
 fn skip_directive(text: &str) -> (&str, Option<String>) {
-    match text.find(" # ") {
-        Some(i) => {
-            let d = text[i..]
-                .trim_start_matches(' ')
-                .trim_start_matches('#')
-                .trim();
-            let skip = (d.len() >= 4 && d[..4].eq_ignore_ascii_case("skip"))
-                .then(|| d[4..].trim().to_string());
-            (&text[..i], skip)
-        }
-        None => (text, None),
-    }
+    let bytes = text.as_bytes();
+    let at = (0..bytes.len())
+        .find(|&i| bytes[i] == b'#' && (i == 0 || bytes[i - 1].is_ascii_whitespace()));
+    let Some(i) = at else {
+        return (text, None);
+    };
+    let d = text[i + 1..].trim_start();
+    let skip = d
+        .as_bytes()
+        .get(..4)
+        .is_some_and(|w| w.eq_ignore_ascii_case(b"skip"))
+        && d.as_bytes().get(4).is_none_or(|c| c.is_ascii_whitespace());
+    (&text[..i], skip.then(|| d[4..].trim().to_string()))
 }
 
 /// Parses a top-level TAP line.
@@ -315,6 +317,8 @@ fn pass(name: &str) -> TestResult {
 struct Program {
     name: String,
     first: usize,
+    /// Its own TAP results, not counting what this reader adds.
+    results: usize,
     plan: Option<usize>,
     plan_late: bool,
 }
@@ -362,13 +366,19 @@ pub fn read_log_expecting(log: &str, expect: &Expect) -> Report {
                 program = Some(Program {
                     name,
                     first: report.results.len(),
+                    results: 0,
                     plan: None,
                     plan_late: false,
                 });
             }
             Some("RUE-PROG-END") => {
                 let rc = words.next_back().unwrap_or("?");
+                let name = words.collect::<Vec<_>>().join(" ");
                 if let Some(p) = program.take() {
+                    if p.name != name {
+                        let why = format!("ended as another program, {name:?}");
+                        report.results.push(fail(&p.name, why));
+                    }
                     end_program(&mut report, &p, rc);
                     ended.push(p.name);
                 }
@@ -390,7 +400,10 @@ pub fn read_log_expecting(log: &str, expect: &Expect) -> Report {
             }
             Some("RUE-VM-DONE") => finished = true,
             _ => match (parse_tap(line), program.as_mut()) {
-                (Some(Tap::Result(desc, outcome)), p) => {
+                (Some(Tap::Result(desc, outcome)), mut p) => {
+                    if let Some(p) = p.as_mut() {
+                        p.results += 1;
+                    }
                     let prefix = p.as_ref().map(|p| p.name.as_str()).unwrap_or("vm");
                     let name = format!("{prefix}: {desc}");
                     report.results.push(TestResult { name, outcome });
@@ -401,7 +414,7 @@ pub fn read_log_expecting(log: &str, expect: &Expect) -> Report {
                             .results
                             .push(fail(&p.name, "declared a second TAP plan"));
                     }
-                    p.plan_late |= report.results.len() > p.first;
+                    p.plan_late |= p.results > 0;
                     p.plan = Some(n);
                     if let (0, Some(why)) = (n, skip) {
                         // `1..0 # SKIP reason`: the whole program skipped.
@@ -423,12 +436,21 @@ pub fn read_log_expecting(log: &str, expect: &Expect) -> Report {
             .push(fail(&p.name, "did not finish (VM stopped while it ran)"));
     }
     if let Some(programs) = &expect.programs {
+        // As many ends of each name as the script lists runs of it (the upstream tests run one
+        // program under one name several times).
+        let mut seen: Vec<&String> = Vec::new();
         for name in programs {
-            if !ended.contains(name) {
-                report.results.push(fail(
-                    name,
-                    "did not run: the command lists it, the log has no end of it",
-                ));
+            if seen.contains(&name) {
+                continue;
+            }
+            seen.push(name);
+            let listed = programs.iter().filter(|n| *n == name).count();
+            let runs = ended.iter().filter(|n| *n == name).count();
+            if runs < listed {
+                let why = format!(
+                    "did not run: the command lists it {listed} time(s), the log ends it {runs} time(s)"
+                );
+                report.results.push(fail(name, why));
             }
         }
     }
@@ -508,7 +530,7 @@ fn end_program(report: &mut Report, p: &Program, rc: &str) {
     let failed_inside = results
         .iter()
         .any(|r| matches!(r.outcome, Outcome::Fail(_)));
-    let count = results.len();
+    let count = p.results;
     let whole_skip = results
         .iter()
         .any(|r| r.name == format!("{}: all of its tests", p.name));
@@ -516,12 +538,16 @@ fn end_program(report: &mut Report, p: &Program, rc: &str) {
         report
             .results
             .push(fail(&p.name, format!("exited with status {rc}")));
-    } else if count == 0 {
+    } else if count == 0 && !whole_skip {
         report
             .results
             .push(fail(&p.name, "reported no test result"));
     }
     if whole_skip {
+        if count > 0 {
+            let why = "skipped as a whole (1..0 # SKIP), yet reported results";
+            report.results.push(fail(&p.name, why));
+        }
         return;
     }
     match p.plan {

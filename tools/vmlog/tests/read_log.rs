@@ -234,7 +234,7 @@ fn a_listed_program_that_never_ran_fails() {
     let r = read_log_expecting(&log_with(ONE, CLEAN_DMESG), &expect);
     assert_eq!(
         failures(&r),
-        ["upstream abi_test: did not run: the command lists it, the log has no end of it"]
+        ["upstream abi_test: did not run: the command lists it 1 time(s), the log ends it 0 time(s)"]
     );
 }
 
@@ -327,4 +327,58 @@ fn globs_match_whole_texts() {
     assert!(glob("*", ""));
     assert!(glob("ab*ab", "abab"));
     assert!(!glob("ab*ab", "aba"));
+}
+
+#[test]
+fn a_program_listed_twice_must_end_twice() {
+    let script =
+        "rue-run 'upstream abi_test' abi_test -t a\nrue-run 'upstream abi_test' abi_test -t b\n";
+    let one = "RUE-PROG-BEGIN upstream abi_test\n1..1\nok 1 a\nRUE-PROG-END upstream abi_test 0\n";
+    let expect = Expect {
+        programs: Some(programs_of_script(script)),
+        skips: None,
+    };
+    let r = read_log_expecting(&log_with(one, CLEAN_DMESG), &expect);
+    assert_eq!(r.totals().1, 1, "{:?}", failures(&r));
+    let r = read_log_expecting(&log_with(&format!("{one}{one}"), CLEAN_DMESG), &expect);
+    assert_eq!(r.totals().1, 0, "{:?}", failures(&r));
+}
+
+#[test]
+fn an_end_marker_of_another_program_fails() {
+    let log = log_with(
+        "RUE-PROG-BEGIN t\n1..1\nok 1 a\nRUE-PROG-END u 0\n",
+        CLEAN_DMESG,
+    );
+    assert_eq!(read_log(&log).totals().1, 1);
+}
+
+#[test]
+fn every_form_of_skip_directive_is_a_skip() {
+    for line in [
+        "ok 1 # SKIP no memcg",
+        "ok 1 a #SKIP no memcg",
+        "ok 1 a\t# skip no memcg",
+        "ok 1 a # Skip",
+        "ok 1 a # SKIP\tno memcg",
+    ] {
+        let log = log_with(
+            &format!("RUE-PROG-BEGIN t\n1..1\n{line}\nRUE-PROG-END t 0\n"),
+            CLEAN_DMESG,
+        );
+        assert_eq!(read_log(&log).totals().2, 1, "not a skip: {line:?}");
+    }
+    // Not skips: a word that only starts with "skip", a '#' inside a word, another directive.
+    for line in [
+        "ok 1 a # skipped 2 entries",
+        "ok 1 a#SKIP x",
+        "ok 1 a # TODO later",
+        "ok 1 a # é-x",
+    ] {
+        let log = log_with(
+            &format!("RUE-PROG-BEGIN t\n1..1\n{line}\nRUE-PROG-END t 0\n"),
+            CLEAN_DMESG,
+        );
+        assert_eq!(read_log(&log).totals(), (1 + RUN_CHECKS, 0, 0), "{line:?}");
+    }
 }

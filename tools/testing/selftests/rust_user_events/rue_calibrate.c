@@ -9,6 +9,12 @@
 
 int main(void)
 {
-	printf("%.2f %.2f\n", rue_measure_slowness(), RUE_SLOWNESS_CAP);
+	double slowness = rue_measure_slowness();
+
+	if (slowness < 1.0) {
+		fprintf(stderr, "rue_calibrate: cannot write /dev/null: %s\n", strerror(errno));
+		return 1;
+	}
+	printf("%.2f %.2f\n", slowness, RUE_SLOWNESS_CAP);
 	return 0;
 }
