@@ -117,9 +117,10 @@ fi
 	done
 } >"$build/guest/check-cmd.sh"
 # Every program build-guest.sh built runs, but for those the tests themselves drive (perf and
-# its writer, perf_tool_test's decoder and client) and the samples: a new test program left
+# its writer, perf_tool_test's decoder and client, the module tests' traced_client) and the
+# samples: a new test program left
 # out of the list above would otherwise never run.
-helpers=" perf perf_tool_writer rue_calibrate rue_example rue_example_rs rue_otel_demo_rs rue_perf_decode_rs "
+helpers=" perf perf_tool_writer rue_calibrate rue_example rue_example_rs rue_otel_demo_rs rue_perf_decode_rs traced_client "
 for prog in "$build"/guest/bin/*; do
 	prog=$(basename "$prog")
 	case "$helpers" in *" $prog "*) continue ;; esac

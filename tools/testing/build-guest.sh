@@ -10,6 +10,8 @@
 #   - the kernel's own user_events selftests, unmodified, from KDIR's source tree,
 #   - perf_tool_test (a shell script) and the host's perf with its libraries,
 #   - module_loaded (a shell script: the module is loaded after module_test),
+#   - traced_client (a shell script: rue_example's 3 events recorded, for the tests of
+#     the DKMS-built and the packaged module),
 #   - rue_calibrate, the one calibration of a VM run's time bounds (tools/vm/init),
 #   - rust_user_twin00.ko: MODULE renamed, a second provider for module_test.
 # With --arch arm64, every program is cross-built for arm64 (clang-19 with
@@ -80,6 +82,7 @@ done
 bash "$top/tools/testing/guest-perf.sh" "$out" "$arch"
 install -m 0755 "$top/tools/testing/selftests/rust_user_events/perf_tool_test.sh" "$out/bin/perf_tool_test"
 install -m 0755 "$top/tools/testing/selftests/rust_user_events/module_loaded.sh" "$out/bin/module_loaded"
+install -m 0755 "$top/tools/testing/traced_client.sh" "$out/bin/traced_client"
 
 # The kernel's own tests, built as their Makefile does (LDLIBS = -lrt -lpthread -lm).
 for t in ftrace_test dyn_test perf_test abi_test; do

@@ -13,26 +13,6 @@ ko=/lib/modules/$(uname -r)/updates/rust_user_events.ko
 n=0
 result() { n=$((n + 1)); if [ "$1" -eq 0 ]; then echo "ok $n $2"; else echo "not ok $n $2"; fi; }
 
-# A client that writes while a tracer listens: rue_example (samples/example.c) waits for
-# its event to be enabled and writes 3 events; the trace holds all 3. The event is made
-# persistent first (a u: line), so that it outlives the client and the trace can still
-# format its records (an event deleted at the client's exit leaves "Unknown type"), then
-# deleted. Prints nothing; its status says.
-EVENT='rue_example u32 count; char[16] msg'
-traced_client() {
-	echo "u:$EVENT" >>$T/dynamic_events || return 1
-	echo >$T/trace
-	rue_example 3 60 >/tmp/rue_example.out 2>&1 &
-	pid=$!
-	echo 1 >$T/events/user_events/rue_example/enable
-	wait $pid
-	rc=$?
-	echo 0 >$T/events/user_events/rue_example/enable
-	records=$(grep -c 'rue_example: count=' $T/trace)
-	echo "-:$EVENT" >>$T/dynamic_events || return 1
-	[ $rc -eq 0 ] && grep -q 'wrote 3 events, skipped 0' /tmp/rue_example.out && [ "$records" -eq 3 ]
-}
-
 echo "TAP version 13"
 echo "1..5"
 [ -e /rue/no-module ] && grep -q '^rust_user_events ' /proc/modules
@@ -47,5 +27,6 @@ note=$(hex /sys/module/rust_user_events/notes/.note.gnu.build-id 2>/dev/null)
 result $? "the loaded module has that file's build ID"
 [ -e $T/user_events_data ] && [ -e $T/user_events_status ]
 result $? "it creates user_events_data and user_events_status"
+# traced_client (tools/testing/traced_client.sh): rue_example writes 3 events, all in the trace.
 traced_client
 result $? "a client writes 3 events while a tracer listens, and the trace has all 3"
