@@ -10,11 +10,10 @@
 //! iovec array before `write_iter`. `owner` pins the module while a file is open, so `rmmod` is
 //! refused until every file is closed.
 
-use crate::{bindings, file_info::FileInfo, group::GroupHandle};
+use crate::{bindings, compat, file_info::FileInfo, group::GroupHandle};
 use core::mem::MaybeUninit;
 use kernel::{
     iov::IovIterSource,
-    module::this_module,
     prelude::*,
     types::ForeignOwnable, //
 };
@@ -162,7 +161,7 @@ unsafe extern "C" fn write_iter(
 
 /// The `file_operations` of `user_events_data`.
 pub(crate) const FOPS: bindings::file_operations = bindings::file_operations {
-    owner: this_module::<crate::LocalModule>().as_ptr(),
+    owner: compat::THIS_MODULE,
     open: Some(open),
     release: Some(release),
     write: Some(write),

@@ -30,7 +30,7 @@
 //! only once every task has returned to user space or switched voluntarily since: the
 //! guarantee the kernel's own trampolines rely on.
 
-use crate::{bindings, task};
+use crate::{bindings, compat, task};
 use core::ptr::{null_mut, NonNull};
 use core::sync::atomic::{AtomicBool, AtomicPtr, Ordering};
 use kernel::{prelude::*, types::Opaque, workqueue::Queue};
@@ -239,15 +239,10 @@ impl OnReturn {
     }
 }
 
-/// This module, as the kernel's `struct module` (C's `THIS_MODULE`).
-fn this_module() -> *mut bindings::module {
-    <crate::RustUserEvents as kernel::ModuleMetadata>::THIS_MODULE.as_ptr()
-}
-
 /// Takes a reference on this module (`try_module_get`): false once it is unloading.
 pub(crate) fn module_get() -> bool {
     // SAFETY: This module is live while its code runs.
-    unsafe { bindings::try_module_get(this_module()) }
+    unsafe { bindings::try_module_get(compat::THIS_MODULE) }
 }
 
 /// Drops a reference on this module.
@@ -258,7 +253,7 @@ pub(crate) fn module_get() -> bool {
 /// call that the unload does not wait for.
 pub(crate) unsafe fn module_put() {
     // SAFETY: The caller's reference.
-    unsafe { bindings::module_put(this_module()) };
+    unsafe { bindings::module_put(compat::THIS_MODULE) };
 }
 
 /// The last step of a function queued by [`OnReturn::queue`]: drops its module reference.

@@ -8,6 +8,7 @@
 //! core calls them, and links them into `dynamic_events`.
 
 use crate::{
+    compat,
     event::{UserEvent, REG_PERSIST},
     event_mutex::Held,
     group::{self, Group},
@@ -23,7 +24,7 @@ use kernel::prelude::*;
 /// `ECANCELED` for a command of another type.
 pub(crate) fn create(group: &Group, cmd: &[u8]) -> Result {
     let Some(rest) = cmd.strip_prefix(show::USER_EVENTS_PREFIX.as_bytes()) else {
-        return Err(ECANCELED);
+        return Err(compat::ecanceled());
     };
     let start = rest
         .iter()

@@ -78,6 +78,7 @@
 //! [`crate::event_mutex`].
 
 use crate::{
+    compat,
     deferred::{self, CallbackHead},
     event::UserEvent,
     event_mutex::{EventLocked, Held},
@@ -265,7 +266,7 @@ impl Scope {
     /// tree nodes the last UNREG left, for [`create`].
     pub(crate) fn reserve(&self, held: &mut Held, addr: u64, bit: u8) -> Result<TreeNodes> {
         if self.has(held, addr, bit) {
-            return Err(EADDRINUSE);
+            return Err(compat::eaddrinuse());
         }
         Ok(core::mem::replace(self.spare.get(held), TreeNodes::EMPTY))
     }

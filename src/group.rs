@@ -30,7 +30,7 @@
 //! file reads under it too (upstream reads under `reg_mutex` only, quirk Q17).
 
 use crate::{
-    deferred,
+    compat, deferred,
     event::{UserEvent, REG_MULTI_FORMAT, REG_PERSIST},
     event_mutex::{EventLocked, Held},
     ftrace_record,
@@ -288,7 +288,7 @@ fn find(
             return Ok(Some(ev.into()));
         }
         if !multi {
-            return Err(EADDRINUSE);
+            return Err(compat::eaddrinuse());
         }
     }
     Ok(None)

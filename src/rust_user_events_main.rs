@@ -16,6 +16,7 @@
 use kernel::prelude::*;
 
 mod bindings;
+mod compat;
 mod data_file;
 mod deferred;
 mod dyn_events;
@@ -70,7 +71,7 @@ module! {
 /// The group the `group` parameter names, with the credentials that give it the files; `None`
 /// when unset. An invalid value fails the load with `EINVAL`.
 fn file_group() -> Result<Option<(tracefs::FileGroup, tracefs::KernelCred)>> {
-    let value = module_parameters::group.value();
+    let value: i64 = compat::param_value(module_parameters::group.value());
     let Ok(gid) = abi::group_param(value) else {
         pr_err!("group={value}: not a gid (0 to 4294967294, or -1 for root only)\n");
         return Err(EINVAL);

@@ -3,9 +3,9 @@
 //! `seq_file` helpers: a `seq_file` as a `core::fmt::Write`, so pure logic can write text
 //! files' contents, and the `file_operations` of a read-only single-record file.
 
-use crate::bindings;
+use crate::{bindings, compat};
 use core::fmt;
-use kernel::{module::this_module, prelude::*, seq_file::SeqFile};
+use kernel::{prelude::*, seq_file::SeqFile};
 
 /// The `file_operations` of a read-only file whose `open` calls `single_open`: reads, seeks and
 /// releases are the `seq_file` core's, and the file pins this module while open.
@@ -13,7 +13,7 @@ pub(crate) const fn single_open_fops(
     open: unsafe extern "C" fn(*mut bindings::inode, *mut bindings::file) -> c_int,
 ) -> bindings::file_operations {
     bindings::file_operations {
-        owner: this_module::<crate::LocalModule>().as_ptr(),
+        owner: compat::THIS_MODULE,
         open: Some(open),
         read: Some(bindings::seq_read),
         llseek: Some(bindings::seq_lseek),

@@ -27,11 +27,11 @@
 set -uo pipefail
 
 . "$(dirname "$0")/common.sh"
-kernels=${RUE_CHECK_KERNELS:-test debian experimental}
+kernels=${RUE_CHECK_KERNELS:-test debian sid experimental}
 for k in $kernels; do
 	case "$k" in
-	test | test-rt | debian | experimental) ;;
-	*) echo "check: RUE_CHECK_KERNELS: unknown kernel '$k' (test, test-rt, debian, experimental)" >&2; exit 2 ;;
+	test | test-rt | debian | sid | experimental) ;;
+	*) echo "check: RUE_CHECK_KERNELS: unknown kernel '$k' (test, test-rt, debian, sid, experimental)" >&2; exit 2 ;;
 	esac
 done
 rue_begin check "$@"
@@ -116,6 +116,17 @@ fi
 		echo "rue-run 'upstream $prog' $prog -t $test"
 	done
 } >"$build/guest/check-cmd.sh"
+# The smaller set, for a kernel that differs from one the whole suite runs on only in its
+# configuration (kernels.conf's DEBIAN_SHORT_FLAVOURS; experimental's when no mirrored body
+# changed): the module loads and is usable (module_loaded), the real clients run through it,
+# every upstream selftest that passes passes, and the kernel log stays clean (every VM run).
+{
+	echo "rue-run module_loaded module_loaded"
+	for t in rue_tracepoint_rs rue_eventheader_rs rue_otel_logs_rs rue_eventpipe_rs perf_tool_test; do
+		echo "rue-run $t $t"
+	done
+	grep "^rue-run 'upstream " "$build/guest/check-cmd.sh"
+} >"$build/guest/check-cmd-short.sh"
 # Every program build-guest.sh built runs, but for those the tests themselves drive (perf and
 # its writer, perf_tool_test's decoder and client, the module tests' traced_client) and the
 # samples: a new test program left
@@ -192,6 +203,49 @@ tap_log() {
 		f=1
 	fi
 	passed=$((passed + p)) failed=$((failed + f))
+}
+
+# arm64_guest: the arm64 kernels' guest, built once: the same programs cross-built, arm64's
+# busybox; sets arm64_args, left empty when it could not be built.
+arm64_args=()
+arm64_tried=0
+arm64_guest() {
+	[ "$arm64_tried" -eq 0 ] || return 0
+	arm64_tried=1
+	echo "== guest: building test programs for arm64"
+	if bash "$top/tools/testing/build-guest.sh" --arch arm64 "$kdir" "$build/guest-arm64" \
+		"$top/rust_user_events.ko" && bbdir=$(bash "$top/tools/debian/fetch.sh" busybox-static arm64); then
+		arm64_args=(--arch arm64 --busybox "$bbdir/usr/bin/busybox" --add "$build/guest-arm64")
+	else
+		echo "FAIL guest: test programs for arm64 did not build"
+		failed=$((failed + 1))
+	fi
+}
+
+# debian_suite NAME TAG FLAVOUR VMLINUZ KO EXTRA [RUN.SH-ARGS...]: the suite on a Debian kernel's
+# own image VMLINUZ with the module KO, the guest programs of FLAVOUR's architecture and the
+# directory EXTRA, which holds the run's command list (check-cmd.sh) and gets module_test's
+# second provider, made from KO.
+debian_suite() {
+	local name=$1 tag=$2 flavour=$3 vmlinuz=$4 ko=$5 extra=$6
+	local -a guest_args
+	shift 6
+	case "$flavour" in
+	*arm64*)
+		arm64_guest
+		guest_args=("${arm64_args[@]}")
+		;;
+	*) guest_args=(--add "$build/guest") ;;
+	esac
+	if [ "${#guest_args[@]}" -eq 0 ]; then
+		echo "FAIL debian: no test programs for $name"
+		failed=$((failed + 1))
+		summaries+=("$name: not run")
+		return
+	fi
+	perl -pe 's/rust_user_events/rust_user_twin00/g' "$ko" >"$extra/rust_user_twin00.ko"
+	suite "$name" "$tag" "$extra/check-cmd.sh" --kernel "$vmlinuz" --module "$ko" "${guest_args[@]}" \
+		--add "$extra" "$@"
 }
 
 case " $kernels " in
@@ -341,40 +395,16 @@ case " $kernels " in
 	fi
 	echo "debian packages: $(($(date +%s) - start)) s"
 
-	# The shorter run (DEBIAN_SHORT_FLAVOURS): everything but the fuzzer.
-	grep -v 'fuzz_test' "$build/guest/check-cmd.sh" >"$build/guest/check-cmd-short.sh"
-
-	# The arm64 kernels' guest: the same programs cross-built, and arm64's busybox.
-	arm64_args=()
-	for flavour in "${DEBIAN_FLAVOURS[@]}"; do
-		[ "$(debian_arch "$flavour")" = arm64 ] || continue
-		echo "== guest: building test programs for arm64"
-		if bash "$top/tools/testing/build-guest.sh" --arch arm64 "$kdir" "$build/guest-arm64" \
-			"$top/rust_user_events.ko" && cp "$build/guest/check-cmd.sh" "$build/guest-arm64/" &&
-			bbdir=$(bash "$top/tools/debian/fetch.sh" busybox-static arm64); then
-			arm64_args=(--arch arm64 --busybox "$bbdir/usr/bin/busybox" --add "$build/guest-arm64")
-		else
-			echo "FAIL guest: test programs for arm64 did not build"
-			failed=$((failed + 1))
-		fi
-		break
-	done
-
-	# The whole suite on each flavour's own image, with the module built for it.
+	# The suite on each flavour's own image, with the module built for it: the whole suite,
+	# or the smaller set on a flavour that differs from another only in its configuration.
 	for flavour in "${DEBIAN_FLAVOURS[@]}"; do
 		frel=$DEBIAN_ABI-$flavour
 		ko="$top/build/debian/$frel/rust_user_events.ko"
 		extra="$build/debian-$flavour"
 		rm -rf "$extra"
 		mkdir -p "$extra/bin"
-		if [ "$(debian_arch "$flavour")" = arm64 ]; then
-			guest_args=("${arm64_args[@]}")
-		else
-			guest_args=(--add "$build/guest")
-		fi
-		if [ "${#guest_args[@]}" -eq 0 ] || ! vmlinuz=$(bash "$top/tools/debian/vmlinuz.sh" "$flavour") ||
-			[ ! -f "$ko" ]; then
-			echo "FAIL debian: no kernel image, module or test programs for $frel"
+		if ! vmlinuz=$(bash "$top/tools/debian/vmlinuz.sh" "$flavour") || [ ! -f "$ko" ]; then
+			echo "FAIL debian: no kernel image or module for $frel"
 			failed=$((failed + 1))
 			summaries+=("Debian $frel: not run")
 			continue
@@ -389,8 +419,6 @@ case " $kernels " in
 			echo "FAIL debian: no package of the module for $frel; the suite runs make debian's module"
 			failed=$((failed + 1))
 		fi
-		# module_test's second provider, made from the module loaded.
-		perl -pe 's/rust_user_events/rust_user_twin00/g' "$ko" >"$extra/rust_user_twin00.ko"
 		case " ${DEBIAN_SHORT_FLAVOURS[*]} " in
 		*" $flavour "*) cp "$build/guest/check-cmd-short.sh" "$extra/check-cmd.sh" ;;
 		*) cp "$build/guest/check-cmd.sh" "$extra/check-cmd.sh" ;;
@@ -408,8 +436,7 @@ case " $kernels " in
 			fi
 			;;
 		esac
-		suite "Debian $frel" "debian-$flavour" "$extra/check-cmd.sh" --kernel "$vmlinuz" --module "$ko" \
-			"${guest_args[@]}" --add "$extra"
+		debian_suite "Debian $frel" "debian-$flavour" "$flavour" "$vmlinuz" "$ko" "$extra"
 	done
 	;;
 esac
@@ -439,6 +466,47 @@ case " $kernels " in
 esac
 
 case " $kernels " in
+*" sid "*)
+	# Debian unstable's 7.2 kernels (kernels.conf's sid set): the module built for each by
+	# sid's gcc-16 and rustc 1.97.1 in a sid root, the whole suite on each image. Another
+	# series than trixie-backports' 7.3.4, so some mirrored bodies may differ from their
+	# audited text: the build says which (and takes their fallbacks), and the suite runs
+	# the module as built.
+	echo "== sid: the module for Debian unstable's 7.2 kernels, by their toolchain"
+	start=$(date +%s)
+	sid_kos=()
+	if sid_built=$(RUE_DEBIAN=sid bash "$top/tools/debian/build.sh") && mapfile -t sid_kos <<<"$sid_built" &&
+		[ "${#sid_kos[@]}" -gt 0 ] && [ -f "${sid_kos[0]}" ]; then
+		echo "sid build: $(($(date +%s) - start)) s"
+		for ko in "${sid_kos[@]}"; do
+			krel=$(basename "$(dirname "$ko")")
+			flavour=${krel#*+deb[0-9]*-}
+			echo "PASS sid: built $ko"
+			passed=$((passed + 1))
+			changed=$(sed -n 's/^pub(crate) const CHANGED: &str = "\(.*\)";$/\1/p' \
+				"$(dirname "$ko")/src/src/mirrors_generated.rs")
+			echo "sid: $krel: mirrored bodies that differ from every audited text: ${changed:-none}"
+			extra="$build/sid-$flavour"
+			rm -rf "$extra"
+			mkdir -p "$extra"
+			cp "$build/guest/check-cmd.sh" "$extra/check-cmd.sh"
+			if vmlinuz=$(RUE_DEBIAN=sid bash "$top/tools/debian/vmlinuz.sh" "$flavour"); then
+				debian_suite "Debian sid $krel" "debian-sid-$flavour" "$flavour" "$vmlinuz" "$ko" "$extra"
+			else
+				echo "FAIL sid: no kernel image for $krel"
+				failed=$((failed + 1))
+				summaries+=("Debian sid $krel: not run")
+			fi
+		done
+	else
+		echo "FAIL sid: the module did not build for sid's kernels (built: ${sid_kos[*]:-nothing})"
+		failed=$((failed + 1))
+		summaries+=("Debian sid: not run")
+	fi
+	;;
+esac
+
+case " $kernels " in
 *" experimental "*)
 	# The next toolchain: experimental's kernel and its compilers (kernels.conf), the whole
 	# suite on its own image. Its bodies may differ from the 7.3.4 text the mirrors were
@@ -457,10 +525,15 @@ case " $kernels " in
 		extra="$build/experimental"
 		rm -rf "$extra"
 		mkdir -p "$extra"
-		perl -pe 's/rust_user_events/rust_user_twin00/g' "$exp_ko" >"$extra/rust_user_twin00.ko"
-		cp "$build/guest/check-cmd.sh" "$extra/check-cmd.sh"
-		suite "Debian experimental $exp_rel" experimental "$extra/check-cmd.sh" --kernel "$exp_vmlinuz" \
-			--module "$exp_ko" --add "$build/guest" --add "$extra"
+		# The 7.3 series runs the whole suite on trixie-backports' kernels, and this toolchain
+		# on sid's: with every mirrored body as audited, the module takes the same paths as on
+		# those, and the smaller set runs; with a changed one, the whole suite.
+		if [ -z "$changed" ]; then
+			cp "$build/guest/check-cmd-short.sh" "$extra/check-cmd.sh"
+		else
+			cp "$build/guest/check-cmd.sh" "$extra/check-cmd.sh"
+		fi
+		debian_suite "Debian experimental $exp_rel" experimental amd64 "$exp_vmlinuz" "$exp_ko" "$extra"
 	else
 		echo "FAIL experimental: the module did not build for experimental's kernel, or its image is missing"
 		failed=$((failed + 1))

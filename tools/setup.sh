@@ -3,7 +3,7 @@
 #
 # Installs everything rust-user-events needs on a Debian 12 (bookworm) host:
 # Debian's linux-source-7.3 from trixie-backports (pinned low so nothing else
-# is upgraded from it; experimental's lists too, for its kernel's version), the LLVM 19 toolchain, QEMU, a static busybox, the
+# is upgraded from it; sid's and experimental's lists too, for their kernels' versions), the LLVM 19 toolchain, QEMU, a static busybox, the
 # kernel's build dependencies, gcc's 32-bit (i386) libraries, Debian's perf (run inside the test VM), rust-src,
 # rustfmt, a pinned bindgen-cli, and debootstrap (tools/debian/chroot.sh makes
 # the trixie root with Debian's own kernel toolchain from it); for the arm64
@@ -62,6 +62,14 @@ ensure_pin() {
 	return 0
 }
 
+# ensure_pin_never SUITE: nothing is ever installed from SUITE; its lists are read only.
+ensure_pin_never() {
+	local file=/etc/apt/preferences.d/rue-$1
+	[ -f "$file" ] && return 1
+	printf 'Package: *\nPin: release n=%s\nPin-Priority: -1\n' "$1" | $SUDO tee "$file" >/dev/null
+	return 0
+}
+
 missing_packages() {
 	local p
 	for p in "${APT_PACKAGES[@]}"; do
@@ -75,8 +83,12 @@ if ensure_apt_source trixie-backports; then need_update=1; fi
 # experimental's kernel, for make check's build with the next toolchain (nothing is
 # installed from it: the suite is NotAutomatic, apt's priority 1).
 if ensure_apt_source experimental; then need_update=1; fi
+# sid's, for its 7.2 kernels' version (make check builds and boots them in a sid root);
+# pinned so that the host installs nothing from it.
+if ensure_apt_source sid; then need_update=1; fi
 if ensure_apt_source "$QEMU_SUITE"; then need_update=1; fi
 if ensure_pin; then need_update=1; fi
+if ensure_pin_never sid; then need_update=1; fi
 mapfile -t missing < <(missing_packages)
 qemu_missing=0
 command -v qemu-system-x86_64 >/dev/null 2>&1 || qemu_missing=1

@@ -4,12 +4,13 @@
 # A Debian trixie environment with the toolchain Debian's 7.3 kernels were
 # built with (gcc-14, Debian's rustc, rust-src, bindgen, pahole), Debian's
 # linux-source-7.3 and the headers packages of the supported kernels, made with
-# debootstrap (with RUE_DEBIAN=experimental, a sid one for experimental's
-# kernel: kernels.conf). It stands in for a Debian user's machine: make check builds the
+# debootstrap (with RUE_DEBIAN=sid or experimental, a sid one with sid's 7.2
+# kernels or experimental's: kernels.conf). It stands in for a Debian user's machine: make check builds the
 # module there for Debian's kernels, and tests the install (DKMS) there.
 #
-# The root lives in $RUE_CACHE/debian, keyed by the packages it holds, so it
-# is made once per kernel upload (kernels.conf); older roots are deleted.
+# The root lives in $RUE_CACHE/debian/DEBIAN_ROOT-KEY, keyed by the packages
+# it holds, so it is made once per kernel upload (kernels.conf); the set's
+# older roots are deleted.
 # Commands run in it with a clean environment.
 #
 # Usage: chroot.sh --print-root     build if needed, print the root's path
@@ -62,7 +63,7 @@ packages+=("linux-source-$DEBIAN_SERIES=$DEBIAN_VERSION")
 # The root is keyed by what goes into it (format 2: debootstrap minbase, arm64
 # as a foreign architecture), so a new kernel upload in the suite makes a new root.
 key=$(echo "2 $mirror ${packages[*]} ${foreign[*]}" | sha256sum | cut -c1-16)
-root="$cache/debian/$DEBIAN_BASE-$key"
+root="$cache/debian/$DEBIAN_ROOT-$key"
 
 make_root() {
 	command -v debootstrap >/dev/null 2>&1 || {
@@ -103,8 +104,11 @@ make_root() {
 	in_root "$tmp" apt-get clean
 	touch "$tmp/.rue-complete"
 	mv "$tmp" "$root"
-	for old in "$cache/debian/$DEBIAN_BASE"-*/; do
-		[ "${old%/}" = "$root" ] || rm -rf "${old%/}"
+	# Only this set's older roots: another set's name may begin with this one's (sid, sid-7.2).
+	for old in "$cache/debian/$DEBIAN_ROOT"-*/; do
+		old=${old%/}
+		[[ "${old##*/}" =~ ^"$DEBIAN_ROOT"-[0-9a-f]{16}$ ]] || continue
+		[ "$old" = "$root" ] || rm -rf "$old"
 	done
 }
 

@@ -23,7 +23,7 @@ trap 'rm -rf "$tmp"' EXIT
 . "$here/tap.sh"
 
 echo "TAP version 13"
-plan 15
+plan 16
 bash "$here/toolchain-check.sh" "$config" >/dev/null
 result $? "the toolchain here is the one $krel was built with"
 refuses 's/^CONFIG_RUST=y/# CONFIG_RUST is not set/' 2 "no Rust support" \
@@ -73,6 +73,9 @@ result $? "DKMS skips a 7.3 kernel with user_events built in (BUILD_EXCLUSIVE_CO
 rc=$(dkms_build 7.3.98-rue-fake '')
 [ "$rc" -ne 77 ] && [ "$rc" -ne 0 ] && grep -q 'no headers for kernel 7.3.98-rue-fake' "/var/lib/dkms/$name/$version/build/make.log"
 result $? "DKMS tries a 7.3 kernel without user_events, and the build says its headers are missing" "exit $rc"
+rc=$(dkms_build 7.2.98-rue-fake '')
+[ "$rc" -ne 77 ] && [ "$rc" -ne 0 ] && grep -q 'no headers for kernel 7.2.98-rue-fake' "/var/lib/dkms/$name/$version/build/make.log"
+result $? "DKMS tries a 7.2 kernel too (the other series the sources support)" "exit $rc"
 rc=$(dkms_build 7.4.0-rue-fake '')
 [ "$rc" -eq 77 ]
 result $? "DKMS skips a kernel of another series (BUILD_EXCLUSIVE_KERNEL)" "exit $rc"
