@@ -15,23 +15,31 @@
 #     its packages installed, upgraded and removed with apt in the trixie root
 #     (packages-test.sh), and Debian's amd64 kernel booted with them. Each
 #     flavour's suite loads the module of that flavour's package;
+#   - Debian's 7.2 kernels: sid's 7.2.13+deb14 amd64 and arm64 (gcc-16, rustc
+#     1.97.1, in a sid root; RUE_DEBIAN=sid), and trixie-backports' newest,
+#     7.2.12+deb13 amd64 (gcc-14, rustc 1.85.1; RUE_DEBIAN=trixie-7.2);
 #   - the next toolchain: Debian experimental's 7.3 kernel (7.3~rc7), the
 #     module built for it in a sid root by gcc-16 and rustc 1.97.1
 #     (RUE_DEBIAN=experimental, tools/debian/kernels.conf).
+# The whole suite runs where the module's code path differs (architecture,
+# preemption model, page size, kernel series, toolchain); a smaller set (the
+# module loads, the real clients, the upstream selftests, a clean kernel log)
+# where only the configuration differs: Debian's cloud flavours,
+# trixie-backports' 7.2 and experimental's kernel (when no mirror changed).
 # Prints a summary per kernel and ends with one line
 # "check: N passed, N failed, N skipped" over all of them; exits 1 on any failure.
-# RUE_CHECK_KERNELS=test (or debian, or experimental) runs one kernel only, for quicker local runs;
+# RUE_CHECK_KERNELS=test (or debian, sid, trixie-7.2, experimental) runs one set only, for quicker local runs;
 # test-rt (not in the default set) adds the test kernel's PREEMPT_RT variant
 # (tools/kernel/rt-fragment.sh), built and cached like the test kernel.
 # Usage: check.sh KDIR
 set -uo pipefail
 
 . "$(dirname "$0")/common.sh"
-kernels=${RUE_CHECK_KERNELS:-test debian sid experimental}
+kernels=${RUE_CHECK_KERNELS:-test debian sid trixie-7.2 experimental}
 for k in $kernels; do
 	case "$k" in
-	test | test-rt | debian | sid | experimental) ;;
-	*) echo "check: RUE_CHECK_KERNELS: unknown kernel '$k' (test, test-rt, debian, sid, experimental)" >&2; exit 2 ;;
+	test | test-rt | debian | sid | trixie-7.2 | experimental) ;;
+	*) echo "check: RUE_CHECK_KERNELS: unknown kernel '$k' (test, test-rt, debian, sid, trixie-7.2, experimental)" >&2; exit 2 ;;
 	esac
 done
 rue_begin check "$@"
@@ -170,6 +178,39 @@ suite() {
 	summaries+=("$name: $p passed, $f failed, $i skipped")
 }
 
+# suite_bg NAME TAG SCRIPT RUN.SH-ARGS...: suite in the background, its output kept until
+# suite_wait: the test kernel's VM runs while the Debian kernels' modules, install tests and
+# packages are built (a TCG guest keeps one of two cores busy on average, a build both).
+bg_pid=
+suite_bg() {
+	bg_tag=$2
+	rm -f "$build/$bg_tag.bg.result"
+	(
+		passed=0 failed=0 skipped=0 summaries=()
+		suite "$@"
+		printf '%s %s %s\n%s\n' "$passed" "$failed" "$skipped" "${summaries[0]}" >"$build/$bg_tag.bg.result"
+	) >"$build/$bg_tag.bg.out" 2>&1 &
+	bg_pid=$!
+}
+
+# suite_wait: waits for suite_bg's run, prints its output and adds its counts.
+suite_wait() {
+	local p f i line
+	[ -n "$bg_pid" ] || return 0
+	wait "$bg_pid"
+	bg_pid=
+	cat "$build/$bg_tag.bg.out"
+	if { read -r p f i && read -r line; } <"$build/$bg_tag.bg.result" 2>/dev/null &&
+		[[ "$p $f $i" =~ ^[0-9]+\ [0-9]+\ [0-9]+$ ]]; then
+		passed=$((passed + p)) failed=$((failed + f)) skipped=$((skipped + i))
+		summaries+=("$line")
+	else
+		echo "FAIL guest: the $bg_tag VM run in the background gave no result"
+		failed=$((failed + 1))
+		summaries+=("$bg_tag: not run")
+	fi
+}
+
 # tap_log LOG STATUS: adds the results of a TAP log of the install or package tests
 # (tools/debian), whose script exited STATUS, to the counts, and sets p and f. None of them is
 # expected to skip; each declares its plan before its first result, its results must number
@@ -248,6 +289,64 @@ debian_suite() {
 		--add "$extra" "$@"
 }
 
+# debian_set_build SET LABEL: another set of Debian's kernels (kernels.conf's RUE_DEBIAN=SET):
+# the module built for each of its flavours by that set's toolchain in its own root; the modules'
+# paths are kept in $build/SET.kos for debian_set_run.
+debian_set_build() {
+	local set=$1 label=$2 built start ko
+	local -a kos=()
+	echo "== $set: the module for $label, by its toolchain"
+	start=$(date +%s)
+	rm -f "$build/$set.kos"
+	if built=$(RUE_DEBIAN=$set bash "$top/tools/debian/build.sh") && mapfile -t kos <<<"$built" &&
+		[ "${#kos[@]}" -gt 0 ] && [ -f "${kos[0]}" ]; then
+		echo "$set build: $(($(date +%s) - start)) s"
+		for ko in "${kos[@]}"; do
+			echo "PASS $set: built $ko"
+			passed=$((passed + 1))
+		done
+		printf '%s\n' "${kos[@]}" >"$build/$set.kos"
+	else
+		echo "FAIL $set: the module did not build for $label (built: ${kos[*]:-nothing})"
+		failed=$((failed + 1))
+		summaries+=("Debian $label: not run")
+	fi
+}
+
+# debian_set_run SET LABEL: the suite on each image of the set debian_set_build built for: the
+# whole suite, or the smaller set on the set's DEBIAN_SHORT_FLAVOURS. A series other than the one
+# the mirrors were audited against may have changed bodies: the build says which (and takes
+# their fallbacks), and the suite runs the module as built.
+debian_set_run() {
+	local set=$1 label=$2 ko krel flavour changed extra vmlinuz short
+	local -a kos=()
+	[ -f "$build/$set.kos" ] || return 0
+	mapfile -t kos <"$build/$set.kos"
+	short=$(RUE_DEBIAN=$set bash -c '. "$1" && echo "${DEBIAN_SHORT_FLAVOURS[*]}"' sh \
+		"$top/tools/debian/kernels.conf")
+	for ko in "${kos[@]}"; do
+		krel=$(basename "$(dirname "$ko")")
+		flavour=${krel#*+deb[0-9]*-}
+		changed=$(sed -n 's/^pub(crate) const CHANGED: &str = "\(.*\)";$/\1/p' \
+			"$(dirname "$ko")/src/src/mirrors_generated.rs")
+		echo "$set: $krel: mirrored bodies that differ from their audited text: ${changed:-none}"
+		extra="$build/$set-$flavour"
+		rm -rf "$extra"
+		mkdir -p "$extra"
+		case " $short " in
+		*" $flavour "*) cp "$build/guest/check-cmd-short.sh" "$extra/check-cmd.sh" ;;
+		*) cp "$build/guest/check-cmd.sh" "$extra/check-cmd.sh" ;;
+		esac
+		if vmlinuz=$(RUE_DEBIAN=$set bash "$top/tools/debian/vmlinuz.sh" "$flavour"); then
+			debian_suite "Debian $krel ($label)" "debian-$set-$flavour" "$flavour" "$vmlinuz" "$ko" "$extra"
+		else
+			echo "FAIL $set: no kernel image for $krel"
+			failed=$((failed + 1))
+			summaries+=("Debian $krel ($label): not run")
+		fi
+	done
+}
+
 case " $kernels " in
 *" test "*)
 	# A build that resolves a wrong kernel symbol, which module_test loads and the symbol
@@ -276,32 +375,8 @@ case " $kernels " in
 		failed=$((failed + 1))
 	fi
 	mkdir -p "$mt/extra"
-	suite "test kernel ($(basename "$kdir"))" test "$build/guest/check-cmd.sh" --kdir "$kdir" \
+	suite_bg "test kernel ($(basename "$kdir"))" test "$build/guest/check-cmd.sh" --kdir "$kdir" \
 		--module "$top/rust_user_events.ko" --add "$build/guest" --add "$ws/extra" --add "$mt/extra"
-	;;
-esac
-
-case " $kernels " in
-*" test-rt "*)
-	# The test kernel with PREEMPT_RT (every spinlock_t a sleeping lock, atomic-sleep checks
-	# on), and the module built for it from the same sources.
-	echo "== guest: the test kernel with PREEMPT_RT"
-	rt="$build/test-rt"
-	mkdir -p "$rt/extra"
-	bash "$top/tools/kernel/rt-fragment.sh" >"$rt/rt.config"
-	if rt_kdir=$(RUE_KERNEL_FRAGMENT="$rt/rt.config" bash "$top/tools/kernel/build.sh") &&
-		bash "$top/tools/debian/stage-sources.sh" "$rt/src" &&
-		make -C "$rt_kdir" M="$rt/src" LLVM=-19 modules >"$rt/build.log" 2>&1; then
-		perl -pe 's/rust_user_events/rust_user_twin00/g' "$rt/src/rust_user_events.ko" \
-			>"$rt/extra/rust_user_twin00.ko"
-		suite "test kernel, PREEMPT_RT ($(basename "$rt_kdir"))" test-rt "$build/guest/check-cmd.sh" --kdir "$rt_kdir" \
-			--module "$rt/src/rust_user_events.ko" --add "$build/guest" --add "$rt/extra"
-	else
-		tail -n 20 "$rt/build.log" 2>/dev/null
-		echo "FAIL guest: the PREEMPT_RT test kernel or its module did not build"
-		failed=$((failed + 1))
-		summaries+=("test kernel, PREEMPT_RT: not run")
-	fi
 	;;
 esac
 
@@ -394,7 +469,74 @@ case " $kernels " in
 		failed=$((failed + 1))
 	fi
 	echo "debian packages: $(($(date +%s) - start)) s"
+	;;
+esac
 
+# Debian unstable's 7.2 kernels (sid's gcc-16 and rustc 1.97.1, amd64 and arm64, the whole suite
+# on both) and trixie-backports' newest 7.2 kernel (7.2's kernel crate built by rustc 1.85.1).
+declare -A set_label=([sid]="unstable's 7.2" [trixie-7.2]="trixie-backports' 7.2")
+for set in sid trixie-7.2; do
+	case " $kernels " in *" $set "*) debian_set_build "$set" "${set_label[$set]}" ;; esac
+done
+
+case " $kernels " in
+*" experimental "*)
+	# The next toolchain: experimental's kernel and its compilers (kernels.conf), the whole
+	# suite on its own image. Its bodies may differ from the 7.3.4 text the mirrors were
+	# audited against; the build says which, and takes their fallbacks.
+	echo "== experimental: the module for Debian experimental's kernel, by its toolchain"
+	start=$(date +%s)
+	exp_ko=
+	if exp_ko=$(RUE_DEBIAN=experimental bash "$top/tools/debian/build.sh") && [ -f "$exp_ko" ] &&
+		exp_vmlinuz=$(RUE_DEBIAN=experimental bash "$top/tools/debian/vmlinuz.sh" amd64); then
+		exp_rel=$(basename "$(dirname "$exp_ko")")
+		echo "PASS experimental: built $exp_ko"
+		passed=$((passed + 1))
+		exp_changed=$(sed -n 's/^pub(crate) const CHANGED: &str = "\(.*\)";$/\1/p' \
+			"$(dirname "$exp_ko")/src/src/mirrors_generated.rs")
+		echo "experimental: mirrored bodies that differ from the audited ones: ${exp_changed:-none}"
+		echo "experimental build: $(($(date +%s) - start)) s"
+	else
+		echo "FAIL experimental: the module did not build for experimental's kernel, or its image is missing"
+		failed=$((failed + 1))
+		summaries+=("Debian experimental: not run")
+		exp_ko=
+	fi
+	;;
+esac
+
+# The arm64 kernels' guest programs, while the test kernel's VM may still run.
+case " $kernels " in *" debian "* | *" sid "*) arm64_guest ;; esac
+
+# Every build done: the test kernel's VM, then every other VM, one at a time.
+suite_wait
+
+case " $kernels " in
+*" test-rt "*)
+	# The test kernel with PREEMPT_RT (every spinlock_t a sleeping lock, atomic-sleep checks
+	# on), and the module built for it from the same sources.
+	echo "== guest: the test kernel with PREEMPT_RT"
+	rt="$build/test-rt"
+	mkdir -p "$rt/extra"
+	bash "$top/tools/kernel/rt-fragment.sh" >"$rt/rt.config"
+	if rt_kdir=$(RUE_KERNEL_FRAGMENT="$rt/rt.config" bash "$top/tools/kernel/build.sh") &&
+		bash "$top/tools/debian/stage-sources.sh" "$rt/src" &&
+		make -C "$rt_kdir" M="$rt/src" LLVM=-19 modules >"$rt/build.log" 2>&1; then
+		perl -pe 's/rust_user_events/rust_user_twin00/g' "$rt/src/rust_user_events.ko" \
+			>"$rt/extra/rust_user_twin00.ko"
+		suite "test kernel, PREEMPT_RT ($(basename "$rt_kdir"))" test-rt "$build/guest/check-cmd.sh" --kdir "$rt_kdir" \
+			--module "$rt/src/rust_user_events.ko" --add "$build/guest" --add "$rt/extra"
+	else
+		tail -n 20 "$rt/build.log" 2>/dev/null
+		echo "FAIL guest: the PREEMPT_RT test kernel or its module did not build"
+		failed=$((failed + 1))
+		summaries+=("test kernel, PREEMPT_RT: not run")
+	fi
+	;;
+esac
+
+case " $kernels " in
+*" debian "*)
 	# The suite on each flavour's own image, with the module built for it: the whole suite,
 	# or the smaller set on a flavour that differs from another only in its configuration.
 	for flavour in "${DEBIAN_FLAVOURS[@]}"; do
@@ -465,79 +607,25 @@ case " $kernels " in
 	;;
 esac
 
-case " $kernels " in
-*" sid "*)
-	# Debian unstable's 7.2 kernels (kernels.conf's sid set): the module built for each by
-	# sid's gcc-16 and rustc 1.97.1 in a sid root, the whole suite on each image. Another
-	# series than trixie-backports' 7.3.4, so some mirrored bodies may differ from their
-	# audited text: the build says which (and takes their fallbacks), and the suite runs
-	# the module as built.
-	echo "== sid: the module for Debian unstable's 7.2 kernels, by their toolchain"
-	start=$(date +%s)
-	sid_kos=()
-	if sid_built=$(RUE_DEBIAN=sid bash "$top/tools/debian/build.sh") && mapfile -t sid_kos <<<"$sid_built" &&
-		[ "${#sid_kos[@]}" -gt 0 ] && [ -f "${sid_kos[0]}" ]; then
-		echo "sid build: $(($(date +%s) - start)) s"
-		for ko in "${sid_kos[@]}"; do
-			krel=$(basename "$(dirname "$ko")")
-			flavour=${krel#*+deb[0-9]*-}
-			echo "PASS sid: built $ko"
-			passed=$((passed + 1))
-			changed=$(sed -n 's/^pub(crate) const CHANGED: &str = "\(.*\)";$/\1/p' \
-				"$(dirname "$ko")/src/src/mirrors_generated.rs")
-			echo "sid: $krel: mirrored bodies that differ from every audited text: ${changed:-none}"
-			extra="$build/sid-$flavour"
-			rm -rf "$extra"
-			mkdir -p "$extra"
-			cp "$build/guest/check-cmd.sh" "$extra/check-cmd.sh"
-			if vmlinuz=$(RUE_DEBIAN=sid bash "$top/tools/debian/vmlinuz.sh" "$flavour"); then
-				debian_suite "Debian sid $krel" "debian-sid-$flavour" "$flavour" "$vmlinuz" "$ko" "$extra"
-			else
-				echo "FAIL sid: no kernel image for $krel"
-				failed=$((failed + 1))
-				summaries+=("Debian sid $krel: not run")
-			fi
-		done
-	else
-		echo "FAIL sid: the module did not build for sid's kernels (built: ${sid_kos[*]:-nothing})"
-		failed=$((failed + 1))
-		summaries+=("Debian sid: not run")
-	fi
-	;;
-esac
+for set in sid trixie-7.2; do
+	case " $kernels " in *" $set "*) debian_set_run "$set" "${set_label[$set]}" ;; esac
+done
 
 case " $kernels " in
 *" experimental "*)
-	# The next toolchain: experimental's kernel and its compilers (kernels.conf), the whole
-	# suite on its own image. Its bodies may differ from the 7.3.4 text the mirrors were
-	# audited against; the build says which, and takes their fallbacks.
-	echo "== experimental: the module for Debian experimental's kernel, by its toolchain"
-	start=$(date +%s)
-	if exp_ko=$(RUE_DEBIAN=experimental bash "$top/tools/debian/build.sh") && [ -f "$exp_ko" ] &&
-		exp_vmlinuz=$(RUE_DEBIAN=experimental bash "$top/tools/debian/vmlinuz.sh" amd64); then
-		exp_rel=$(basename "$(dirname "$exp_ko")")
-		echo "PASS experimental: built $exp_ko"
-		passed=$((passed + 1))
-		changed=$(sed -n 's/^pub(crate) const CHANGED: &str = "\(.*\)";$/\1/p' \
-			"$(dirname "$exp_ko")/src/src/mirrors_generated.rs")
-		echo "experimental: mirrored bodies that differ from the audited ones: ${changed:-none}"
-		echo "experimental build: $(($(date +%s) - start)) s"
+	if [ -n "${exp_ko:-}" ]; then
 		extra="$build/experimental"
 		rm -rf "$extra"
 		mkdir -p "$extra"
 		# The 7.3 series runs the whole suite on trixie-backports' kernels, and this toolchain
 		# on sid's: with every mirrored body as audited, the module takes the same paths as on
 		# those, and the smaller set runs; with a changed one, the whole suite.
-		if [ -z "$changed" ]; then
+		if [ -z "$exp_changed" ]; then
 			cp "$build/guest/check-cmd-short.sh" "$extra/check-cmd.sh"
 		else
 			cp "$build/guest/check-cmd.sh" "$extra/check-cmd.sh"
 		fi
 		debian_suite "Debian experimental $exp_rel" experimental amd64 "$exp_vmlinuz" "$exp_ko" "$extra"
-	else
-		echo "FAIL experimental: the module did not build for experimental's kernel, or its image is missing"
-		failed=$((failed + 1))
-		summaries+=("Debian experimental: not run")
 	fi
 	;;
 esac
