@@ -28,8 +28,10 @@ set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
-[ "${RUE_DEBIAN:-}" != experimental ] ||
-	{ echo "packages: packages are made for trixie-backports' kernels only" >&2; exit 2; }
+case "${RUE_DEBIAN:-trixie}" in
+trixie) ;;
+*) echo "packages: packages are made for trixie-backports' 7.3 kernels only (RUE_DEBIAN=${RUE_DEBIAN})" >&2; exit 2 ;;
+esac
 # shellcheck source=kernels.conf
 . "$here/kernels.conf"
 cache=${RUE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/rust-user-events}
