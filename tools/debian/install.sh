@@ -41,6 +41,14 @@ done
 [ "$(id -u)" -eq 0 ] || fail "run as root: sudo make install"
 [ -r /etc/debian_version ] && command -v apt-get >/dev/null 2>&1 ||
 	fail "this installer is for Debian; Documentation/install.md says how to build elsewhere."
+# The packages and this installer share DKMS's $name and /usr/src/$name-$version: one of
+# them only. (rust-user-events-dkms refuses to install over this installer's tree as well.)
+packages=$(dpkg-query -W -f='${db:Status-Abbrev} ${Package}\n' "$name-*" 2>/dev/null |
+	awk 'substr($1, 2, 1) !~ /[nc]/ { print $2 }' | tr '\n' ' ')
+[ -z "$packages" ] ||
+	fail "the $name packages are installed (${packages% }): they provide the module, and DKMS builds" \
+		"for kernels without a prebuilt one with $name-dkms. make install would share their DKMS" \
+		"entry and files; use apt, or remove the packages first (apt purge $name-common)."
 
 if [ "$action" != install ]; then
 	if grep -q "^$module " /proc/modules; then

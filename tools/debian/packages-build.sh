@@ -9,7 +9,8 @@
 #                                 a commented /etc/modprobe.d file, shared by
 #                                 every kernel's package
 #     rust-user-events-dkms       the sources, built by DKMS for a kernel with
-#                                 no prebuilt package
+#                                 no prebuilt package (installable beside
+#                                 them: dkms.conf skips a kernel that has one)
 #     rust-user-events-ueficert   the certificate of the key the prebuilt
 #                                 modules are signed with, for MOK enrolment
 #   rust-user-events-modules (version PKGVER+KERNEL_VERSION)
@@ -189,8 +190,10 @@ $description_tail
  .
  This package builds the module with DKMS for every installed $series
  kernel that has its headers, by the toolchain the kernel was built with,
- and refuses kernels it cannot serve, saying why. Prefer the prebuilt
- rust-user-events-modules-FLAVOUR packages where one exists.
+ and refuses kernels it cannot serve, saying why. It skips a kernel whose
+ prebuilt rust-user-events-modules-KERNEL package is installed, so it can
+ be installed beside them as the fallback for the kernels they do not
+ cover yet.
 
 Package: rust-user-events-ueficert
 Architecture: all
@@ -234,7 +237,8 @@ group's members use user_events without root.
 The module comes from one of:
   rust-user-events-modules-FLAVOUR  prebuilt and signed, for Debian's kernel
                                     flavour FLAVOUR (amd64, cloud-amd64, ...)
-  rust-user-events-dkms             built by DKMS for other 7.3 kernels
+  rust-user-events-dkms             built by DKMS for the 7.2 and 7.3 kernels
+                                    that have no prebuilt package
 EOF
 # The DKMS package: the staged sources at /usr/src/rust-user-events-SRCVER,
 # with dh-dkms's maintainer scripts (add, build and install for the kernels
@@ -243,6 +247,20 @@ mkdir -p "$d/dkms-src"
 bash "$here/stage-sources.sh" "$d/dkms-src/rust-user-events-$srcver"
 printf 'dkms-src/rust-user-events-%s usr/src/\n' "$srcver" >"$d/debian/rust-user-events-dkms.install"
 printf 'dkms-src/rust-user-events-%s/dkms.conf\n' "$srcver" >"$d/debian/rust-user-events-dkms.dkms"
+# make install's DKMS entry has the same name and path: refuse to install over it.
+cat >"$d/debian/rust-user-events-dkms.preinst" <<PREINST
+#!/bin/sh
+set -e
+
+src=/usr/src/rust-user-events-$srcver
+if [ "\$1" = install ] && [ -e "\$src" ] && ! dpkg-query -S "\$src" >/dev/null 2>&1; then
+	echo "rust-user-events-dkms: \$src is make install's (tools/debian/install.sh), not a package's:" >&2
+	echo "rust-user-events-dkms: run make uninstall in the source tree first" >&2
+	exit 1
+fi
+
+#DEBHELPER#
+PREINST
 # The certificate, and the note on MOK enrolment, given once: at the first
 # install, on a machine booted with Secure Boot on where the key is not
 # enrolled yet.
@@ -321,7 +339,6 @@ Depends: \${misc:Depends}, linux-image-$krel | linux-image-$krel-unsigned,
  rust-user-events-common (>= $pkgver), kmod
 Built-Using: linux (= $kversion)
 Recommends: rust-user-events-ueficert
-Conflicts: rust-user-events-dkms
 Description: Linux user_events tracing ABI module for Linux $krel
 $description_tail
  .
@@ -347,6 +364,17 @@ EOF
 			printf '#!/bin/sh\nset -e\n\nkrel=%s\n' "$krel"
 			if [ "$script" = postinst ]; then
 				cat <<'EOF'
+# rust-user-events-dkms is the fallback for kernels without a prebuilt module, and
+# its dkms.conf skips this kernel from now on: a build it made for this kernel
+# before (the gap between a kernel upload and this package) goes, so that
+# depmod has one copy.
+if [ "$1" = configure ] && command -v dkms >/dev/null; then
+	for v in $(dkms status -m rust-user-events -k "$krel" 2>/dev/null |
+		sed -n 's|^rust-user-events/\([^,]*\),.*: installed.*|\1|p'); do
+		echo "rust-user-events: the prebuilt module replaces DKMS's build for $krel"
+		dkms remove -m rust-user-events -v "$v" -k "$krel" >/dev/null || true
+	done
+fi
 if [ "$1" = configure ] && [ -e "/usr/lib/modules/$krel/modules.order" ]; then
 	depmod -a "$krel"
 	# Into the running kernel now as well; at boot, modules-load.d loads it.

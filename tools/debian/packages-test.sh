@@ -13,9 +13,13 @@
 #     module packages for it; `apt upgrade` brings the new module, and the old
 #     one stays as long as the old kernel, which apt keeps. Last, purging
 #     rust-user-events-common and -ueficert leaves nothing behind.
-#   dkms FLAVOUR: `apt install rust-user-events-dkms` builds and installs the
-#     module with DKMS for the kernel whose headers are installed, skips a
-#     kernel the module cannot serve, and `apt purge` removes all of it.
+#   dkms FLAVOUR: on a machine with FLAVOUR's kernel, its prebuilt module
+#     package, and the headers of cloud-FLAVOUR's kernel, which has none: `apt
+#     install rust-user-events-dkms` beside the prebuilt package builds the
+#     module with DKMS for cloud-FLAVOUR only (one copy per kernel); cloud-
+#     FLAVOUR's prebuilt package, installed later, replaces DKMS's build; make
+#     install and the packages refuse each other; DKMS skips a kernel the
+#     module cannot serve, and `apt purge` removes all of it.
 # Prints TAP.
 #
 # Usage (inside the root): packages-test.sh modules|dkms ABI FLAVOUR REPO KEYS OUT
@@ -65,7 +69,7 @@ no_trace() {
 echo "TAP version 13"
 case "$mode" in
 modules) plan 21 ;;
-*) plan 8 ;;
+*) plan 13 ;;
 esac
 echo "# $mode, $krel ($kversion)"
 
@@ -199,26 +203,58 @@ if [ "$mode" = modules ]; then
 	result $(($? + rc)) "apt purge $name-common $name-ueficert, then autoremove, leaves nothing of $name behind" \
 		"exit $rc: $(cat "$tmp/left")"
 else
-	# A machine with one kernel's headers: the others' are hidden in this copy of the root.
+	# A machine with two kernels' headers, $krel and $other: the others' are hidden in this
+	# copy of the root. $krel has its prebuilt module package; $other has none, the gap
+	# between a kernel upload and the project's republish.
+	other=$abi-cloud-$flavour
 	for dir in /usr/lib/modules/*/; do
 		rel=$(basename "$dir")
-		[ "$rel" = "$krel" ] || rm -rf "$dir"
+		[ "$rel" = "$krel" ] || [ "$rel" = "$other" ] || rm -rf "$dir"
 	done
+	apt_get install -t "$suite" "linux-image-$krel=$kversion" >"$tmp/kernel.log" 2>&1 &&
+		apt_get install "$name-modules-$krel" >>"$tmp/kernel.log" 2>&1
+	rc=$?
+	result $rc "the machine runs linux-image-$krel with its prebuilt $name-modules-$krel" \
+		"exit $rc: $(tail -n 3 "$tmp/kernel.log" | tr '\n' ' ')"
 	apt_get install "$name-dkms" >"$tmp/install.log" 2>&1
 	rc=$?
-	result $rc "apt install $name-dkms builds the module with DKMS" "exit $rc: $(tail -n 5 "$tmp/install.log" | tr '\n' ' ')"
-	dkms status -m "$name" -v "$version" -k "$krel" 2>/dev/null | grep -q ': installed'
-	result $? "dkms status: $name/$version installed for $krel" "$(dkms status 2>&1 | head -n 2 | tr '\n' ' ')"
-	ko=$(find "/usr/lib/modules/$krel/updates/dkms" -name 'rust_user_events.ko*' 2>/dev/null | head -n 1)
+	result $rc "apt install $name-dkms beside it (no conflict) builds the module with DKMS" \
+		"exit $rc: $(tail -n 5 "$tmp/install.log" | tr '\n' ' ')"
+	dkms status -m "$name" -v "$version" -k "$other" 2>/dev/null | grep -q ': installed' &&
+		! dkms status -m "$name" -v "$version" -k "$krel" 2>/dev/null | grep -q ': installed'
+	result $? "DKMS built for $other, which has no prebuilt module, and skipped $krel, which has one" \
+		"$(dkms status 2>&1 | head -n 3 | tr '\n' ' ')"
+	copies=$(find "/usr/lib/modules/$krel" -name 'rust_user_events.ko*' | wc -l)
+	[ "$copies" -eq 1 ] && [ "$(realpath -q "$(modinfo -k "$krel" -n rust_user_events 2>/dev/null)")" = \
+		"/usr/lib/modules/$krel/updates/rust_user_events.ko" ]
+	result $? "$krel has one copy of the module, the prebuilt one, and modprobe finds it" \
+		"$copies copies: $(find "/usr/lib/modules/$krel" -name 'rust_user_events.ko*' | tr '\n' ' ')"
+	ko=$(find "/usr/lib/modules/$other/updates/dkms" -name 'rust_user_events.ko*' 2>/dev/null | head -n 1)
 	case "$ko" in
 	*.xz) xz -dc "$ko" >"$tmp/dkms.ko" ;;
 	?*) cp "$ko" "$tmp/dkms.ko" ;;
 	esac
-	[ -n "$ko" ] && modinfo -F vermagic "$ko" | grep -q "^$krel SMP " && signed_by "$tmp/dkms.ko" /var/lib/dkms/mok.pub
-	result $? "the module DKMS installed has $krel's vermagic and is signed with DKMS's key, /var/lib/dkms/mok.pub" \
+	[ -n "$ko" ] && modinfo -F vermagic "$ko" | grep -q "^$other SMP " && signed_by "$tmp/dkms.ko" /var/lib/dkms/mok.pub
+	result $? "the module DKMS installed for $other has its vermagic and is signed with DKMS's key, /var/lib/dkms/mok.pub" \
 		"${ko:-no module}: $(head -n 2 "$tmp/verify.log" 2>/dev/null | tr '\n' ' ')"
 	grep -qx rust_user_events /usr/lib/modules-load.d/rust-user-events.conf
 	result $? "modules-load.d (rust-user-events-common) loads it at boot"
+	# The republish: $other's prebuilt package arrives, and replaces DKMS's build.
+	apt_get install "$name-modules-$other" >"$tmp/republish.log" 2>&1
+	rc=$?
+	copies=$(find "/usr/lib/modules/$other" -name 'rust_user_events.ko*' | wc -l)
+	[ "$rc" -eq 0 ] && [ "$copies" -eq 1 ] &&
+		! dkms status -m "$name" -v "$version" -k "$other" 2>/dev/null | grep -q ': installed' &&
+		[ "$(realpath -q "$(modinfo -k "$other" -n rust_user_events 2>/dev/null)")" = \
+			"/usr/lib/modules/$other/updates/rust_user_events.ko" ]
+	result $? "$name-modules-$other, installed later, replaces DKMS's build: one copy, the prebuilt" \
+		"exit $rc, $copies copies: $(grep 'rust-user-events:' "$tmp/republish.log" | tr '\n' ' ')"
+	# make install beside the packages is refused, naming them.
+	bash "$here/install.sh" --no-load --kernel "$krel" >"$tmp/make-install.log" 2>&1
+	rc=$?
+	[ "$rc" -ne 0 ] && grep -q "the $name packages are installed" "$tmp/make-install.log" &&
+		dpkg-query -S "/usr/src/$name-$version" >/dev/null 2>&1
+	result $? "make install beside the packages refuses, naming them, and leaves their tree alone" "exit $rc: $(head -n 2 "$tmp/make-install.log" | tr '\n' ' ')"
 	# A kernel the module must not build for: user_events built in.
 	fake=7.3.97-rue-fake
 	mkdir -p "/usr/lib/modules/$fake/build/include"
@@ -229,10 +265,24 @@ else
 	rm -rf "/usr/lib/modules/$fake" "/var/lib/dkms/$name/$version/$fake"
 	[ "$rc" -eq 77 ]
 	result $? "the packaged dkms.conf skips a 7.3 kernel with user_events built in" "exit $rc"
-	apt_get purge "$name-dkms" "$name-common" >"$tmp/remove.log" 2>&1
+	# And the other way: rust-user-events-dkms does not install over make install's tree.
+	apt_get purge "$name-dkms" >"$tmp/purge-dkms.log" 2>&1 &&
+		bash "$here/stage-sources.sh" "/usr/src/$name-$version" >/dev/null 2>&1
+	apt_get install "$name-dkms" >"$tmp/over.log" 2>&1
+	rc=$?
+	[ "$rc" -ne 0 ] && grep -q "make install's" "$tmp/over.log" &&
+		! dpkg-query -W -f='${Status}' "$name-dkms" 2>/dev/null | grep -q 'ok installed'
+	result $? "$name-dkms refuses to install over make install's /usr/src/$name-$version" \
+		"exit $rc: $(grep "$name-dkms:" "$tmp/over.log" | head -n 2 | tr '\n' ' ')"
+	rm -rf "/usr/src/$name-$version"
+	# The refused install is left selected; dpkg forgets it.
+	dpkg --purge "$name-dkms" >/dev/null 2>&1
+	apt_get purge "$name-common" "$name-ueficert" >"$tmp/remove.log" 2>&1 &&
+		apt_get autoremove --purge >>"$tmp/remove.log" 2>&1
 	rc=$?
 	no_trace >"$tmp/left" 2>&1
-	result $(($? + rc)) "apt purge $name-dkms $name-common leaves nothing of $name behind" "exit $rc: $(cat "$tmp/left")"
+	result $(($? + rc)) "apt purge $name-common $name-ueficert, then autoremove, leaves nothing of $name behind" \
+		"exit $rc: $(cat "$tmp/left")"
 fi
 
 exit "$failed"
