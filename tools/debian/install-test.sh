@@ -23,7 +23,7 @@ trap 'rm -rf "$tmp"' EXIT
 . "$here/tap.sh"
 
 echo "TAP version 13"
-plan 16
+plan 17
 bash "$here/toolchain-check.sh" "$config" >/dev/null
 result $? "the toolchain here is the one $krel was built with"
 refuses 's/^CONFIG_RUST=y/# CONFIG_RUST is not set/' 2 "no Rust support" \
@@ -57,6 +57,21 @@ result $? "DKMS signed the module with its own key, /var/lib/dkms/mok.pub (Secur
 	"$(head -n 2 "$tmp/verify.log" 2>/dev/null | tr '\n' ' ')"
 grep -qx rust_user_events /etc/modules-load.d/rust-user-events.conf
 result $? "/etc/modules-load.d loads rust_user_events at boot"
+
+# The kernel's source moved on (a newer linux-source upload, or the series' metapackage took it
+# away): DKMS still rebuilds for this installed kernel, from the tree prepared for it.
+tarball=/usr/src/linux-source-$(echo "$krel" | sed -n 's/^\([0-9]*\.[0-9]*\).*/\1/p').tar.xz
+mv "$tarball" "$tmp/source.tar.xz"
+trap 'mv "$tmp/source.tar.xz" "$tarball" 2>/dev/null; rm -rf "$tmp"' EXIT
+dkms remove -m "$name" -v "$version" -k "$krel" >/dev/null 2>&1
+dkms install -m "$name" -v "$version" -k "$krel" >"$tmp/moved-on.log" 2>&1
+rc=$?
+mv "$tmp/source.tar.xz" "$tarball"
+# (Without that tree, prepare-kernel.sh refuses: "no kernel source at ...".)
+[ "$rc" -eq 0 ] && dkms status -m "$name" -v "$version" -k "$krel" | grep -q ': installed'
+result $? "without the kernel's source (it moved on), DKMS rebuilds for $krel from the tree prepared for it" \
+	"exit $rc: $(grep -h 'rust-user-events:\|prepare-kernel:' "$tmp/moved-on.log" \
+		"/var/lib/dkms/$name/$version/build/make.log" 2>/dev/null | head -n 3 | tr '\n' ' ')"
 
 # dkms_build RELEASE SED: runs `dkms build` for a made-up kernel RELEASE whose
 # .config is the real one edited by SED; prints DKMS's exit status.

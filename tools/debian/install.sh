@@ -43,7 +43,7 @@ done
 	fail "this installer is for Debian; Documentation/install.md says how to build elsewhere."
 # The packages and this installer share DKMS's $name and /usr/src/$name-$version: one of
 # them only. (rust-user-events-dkms refuses to install over this installer's tree as well.)
-packages=$(dpkg-query -W -f='${db:Status-Abbrev} ${Package}\n' "$name-*" 2>/dev/null |
+packages=$({ dpkg-query -W -f='${db:Status-Abbrev} ${Package}\n' "$name-*" 2>/dev/null || true; } |
 	awk 'substr($1, 2, 1) !~ /[nc]/ { print $2 }' | tr '\n' ' ')
 [ -z "$packages" ] ||
 	fail "the $name packages are installed (${packages% }): they provide the module, and DKMS builds" \

@@ -32,16 +32,42 @@ fail() { printf 'rust-user-events: %s\n' "$@" >&2; exit 1; }
 
 [ -f "$headers/.config" ] ||
 	fail "no headers for kernel $krel in $headers." "On Debian: apt install linux-headers-$krel"
-[ -f "$tarball" ] ||
-	fail "no kernel source at $tarball." "On Debian: apt install $source_pkg (from the kernel's suite, e.g. trixie-backports)"
 
-# The source must be the kernel's own: same Debian package version.
 pkg_version() { dpkg-query -W -f='${Version}' "$1" 2>/dev/null || true; }
 src_version=$(pkg_version "$source_pkg")
 hdr_version=$(pkg_version "linux-headers-$krel")
-[ -z "$hdr_version" ] || [ "$src_version" = "$hdr_version" ] ||
-	fail "$source_pkg is version ${src_version:-(not installed)}, the kernel $krel is $hdr_version." \
-		"Install the matching source: apt install $source_pkg=$hdr_version"
+
+# cached_tree: a tree prepared earlier for this kernel from its own source version, with
+# the .config and Module.symvers it has now. An installed older kernel keeps being served
+# after linux-source-X.Y moved on to a newer upload (or was removed with the series'
+# metapackage): its source is gone, its tree is not.
+cached_tree() {
+	local d
+	for d in "$cache/$krel"-*/; do
+		d=${d%/}
+		[ -f "$d/.rue-complete" ] && [ -n "$hdr_version" ] &&
+			[ "$(cat "$d/source-version" 2>/dev/null)" = "$hdr_version" ] &&
+			cmp -s "$headers/.config" "$d/headers.config" &&
+			cmp -s "$headers/Module.symvers" "$d/build/Module.symvers" || continue
+		echo "$d/build"
+		return 0
+	done
+	return 1
+}
+
+# The source must be the kernel's own: same Debian package version.
+if [ ! -f "$tarball" ] || { [ -n "$hdr_version" ] && [ "$src_version" != "$hdr_version" ]; }; then
+	if kdir=$(cached_tree); then
+		log "$source_pkg is ${src_version:-not installed}; using the tree prepared from $krel's own $hdr_version: $kdir"
+		echo "$kdir"
+		exit 0
+	fi
+	[ -f "$tarball" ] ||
+		fail "no kernel source at $tarball, and no tree prepared for $krel before." \
+			"On Debian: apt install $source_pkg${hdr_version:+=$hdr_version} (from the kernel's suite, e.g. trixie-backports)"
+	fail "$source_pkg is version ${src_version:-(not installed)}, the kernel $krel is $hdr_version," \
+		"and no tree was prepared for it before. Install the matching source: apt install $source_pkg=$hdr_version"
+fi
 
 vars=$(bash "$here/toolchain-check.sh" "$headers/.config")
 mapfile -t make_vars <<<"$vars"
@@ -59,6 +85,9 @@ key=$({
 dir="$cache/$krel-$key"
 kdir="$dir/build"
 if [ -f "$dir/.rue-complete" ]; then
+	# What cached_tree compares (trees made before it recorded them gain them here).
+	[ -f "$dir/source-version" ] || echo "$src_version" >"$dir/source-version"
+	[ -f "$dir/headers.config" ] || cp "$headers/.config" "$dir/headers.config"
 	echo "$kdir"
 	exit 0
 fi
@@ -93,6 +122,8 @@ cp "$headers/Module.symvers" "$kdir/Module.symvers"
 [ "$(cat "$kdir/include/config/kernel.release")" = "$krel" ] ||
 	fail "the prepared tree's release is $(cat "$kdir/include/config/kernel.release"), expected $krel"
 
+echo "$src_version" >"$dir/source-version"
+cp "$headers/.config" "$dir/headers.config"
 touch "$dir/.rue-complete"
 # Only the newest tree per kernel is used, and only installed kernels need one.
 for old in "$cache"/*/; do
