@@ -18,6 +18,9 @@
 #   - Debian's 7.2 kernels: sid's 7.2.13+deb14 amd64 and arm64 (gcc-16, rustc
 #     1.97.1, in a sid root; RUE_DEBIAN=sid), and trixie-backports' newest,
 #     7.2.12+deb13 amd64 (gcc-14, rustc 1.85.1; RUE_DEBIAN=trixie-7.2);
+#   - a real kernel upgrade (tools/debian/upgrade-test.sh): a trixie system
+#     with systemd on 7.2.12+deb13 and the module's packages, apt upgrade to
+#     7.3.4+deb13, rebooted with and without the new module package (DKMS);
 #   - the next toolchain: Debian experimental's 7.3 kernel (7.3~rc7), the
 #     module built for it in a sid root by gcc-16 and rustc 1.97.1
 #     (RUE_DEBIAN=experimental, tools/debian/kernels.conf).
@@ -610,6 +613,25 @@ esac
 for set in sid trixie-7.2; do
 	case " $kernels " in *" $set "*) debian_set_run "$set" "${set_label[$set]}" ;; esac
 done
+
+if [[ " $kernels " == *" debian "* && " $kernels " == *" trixie-7.2 "* ]]; then
+	# A real kernel upgrade keeps the module: a trixie system with systemd, on the previous
+	# ABI (trixie-7.2's kernel and its module package), upgraded by apt to the current one and
+	# rebooted, with the new module package in the repository and without it (DKMS's build).
+	echo "== debian: a real kernel upgrade to $DEBIAN_ABI-amd64, booted with systemd"
+	start=$(date +%s)
+	if [ -f "$build/trixie-7.2.kos" ] && [ -d "$build/packages/repo" ]; then
+		bash "$top/tools/debian/upgrade-test.sh" "$build/packages/repo" "$build/signing" "$build/upgrade" |
+			tee "$build/upgrade-test.log"
+		tap_log "$build/upgrade-test.log" "${PIPESTATUS[0]}"
+		summaries+=("Debian kernel upgrade (systemd, apt upgrade, reboot): $p passed, $f failed, 0 skipped")
+	else
+		echo "FAIL debian: no module for trixie-backports' 7.2 kernel or no repository for the upgrade test"
+		failed=$((failed + 1))
+		summaries+=("Debian kernel upgrade: not run")
+	fi
+	echo "debian upgrade test: $(($(date +%s) - start)) s"
+fi
 
 case " $kernels " in
 *" experimental "*)

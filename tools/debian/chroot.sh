@@ -24,6 +24,8 @@
 #                     install and remove there
 #   --bind HOST:PATH  mount the host's directory HOST at PATH too (repeatable;
 #                     neither may contain a space)
+#   --in DIR          run CMD in the root DIR instead (another system: the
+#                     upgrade test's), with the same mounts
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -164,10 +166,12 @@ ensure_packaging() {
 [ -f "$root/.rue-complete" ] || make_root
 
 packaging_first=0
+target=$root
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--print-root) echo "$root"; exit 0 ;;
 	--packaging) packaging_first=1; shift ;;
+	--in) target=$2; shift 2 ;;
 	--overlay) overlay=1; shift ;;
 	--bind) binds+=("$2"); shift 2 ;;
 	--) shift; break ;;
@@ -175,4 +179,4 @@ while [ $# -gt 0 ]; do
 	esac
 done
 [ "$packaging_first" -eq 0 ] || ensure_packaging
-[ $# -eq 0 ] || in_root "$root" "$@"
+[ $# -eq 0 ] || in_root "$target" "$@"

@@ -182,13 +182,13 @@ $description_tail
 Package: rust-user-events-dkms
 Architecture: all
 Depends: \${misc:Depends}, rust-user-events-common (= \${binary:Version}),
- dkms (>= 3), linux-source-$series, gcc-14 | gcc-16, libc6-dev, rustc, rust-src,
+ dkms (>= 3), linux-source (>= 7.2~) | linux-source-$series, gcc-14 | gcc-16, libc6-dev, rustc, rust-src,
  bindgen, dwarves, make, bc, flex, bison, libelf-dev, libssl-dev, python3,
  cpio, kmod, xz-utils, openssl
 Description: Linux user_events tracing ABI module - DKMS source
 $description_tail
  .
- This package builds the module with DKMS for every installed $series
+ This package builds the module with DKMS for every installed 7.2 or 7.3
  kernel that has its headers, by the toolchain the kernel was built with,
  and refuses kernels it cannot serve, saying why. It skips a kernel whose
  prebuilt rust-user-events-modules-KERNEL package is installed, so it can
