@@ -181,37 +181,65 @@ suite() {
 	summaries+=("$name: $p passed, $f failed, $i skipped")
 }
 
-# suite_bg NAME TAG SCRIPT RUN.SH-ARGS...: suite in the background, its output kept until
-# suite_wait: the test kernel's VM runs while the Debian kernels' modules, install tests and
-# packages are built (a TCG guest keeps one of two cores busy on average, a build both).
-bg_pid=
-suite_bg() {
-	bg_tag=$2
-	rm -f "$build/$bg_tag.bg.result"
+# VM lanes. A TCG guest keeps about one of the machine's two cores busy, so the VM runs (and the
+# upgrade test, which boots its own) go in the background, RUE_CHECK_LANES (2) at a time: the
+# test kernel's while the Debian kernels' modules, install tests and packages are built, then
+# the others, the longest first. A lane's output is kept and printed when it ends. Every time
+# bound in a guest is scaled by the calibration its VM measures at boot (tools/vm/init), under
+# the load it runs in.
+lanes=${RUE_CHECK_LANES:-2}
+declare -A lane_tags=()
+
+# lane TAG FUNCTION ARGS...: FUNCTION ARGS in the background, once fewer than $lanes run; its
+# counts and summary lines go to $build/TAG.lane.result, for lane_collect.
+lane() {
+	local tag=$1
+	shift
+	while [ "${#lane_tags[@]}" -ge "$lanes" ]; do lane_collect; done
+	rm -f "$build/$tag.lane.result"
 	(
 		passed=0 failed=0 skipped=0 summaries=()
-		suite "$@"
-		printf '%s %s %s\n%s\n' "$passed" "$failed" "$skipped" "${summaries[0]}" >"$build/$bg_tag.bg.result"
-	) >"$build/$bg_tag.bg.out" 2>&1 &
-	bg_pid=$!
+		"$@"
+		{
+			echo "$passed $failed $skipped"
+			[ "${#summaries[@]}" -eq 0 ] || printf '%s\n' "${summaries[@]}"
+		} >"$build/$tag.lane.result"
+	) >"$build/$tag.lane.out" 2>&1 &
+	lane_tags[$!]=$tag
 }
 
-# suite_wait: waits for suite_bg's run, prints its output and adds its counts.
-suite_wait() {
-	local p f i line
-	[ -n "$bg_pid" ] || return 0
-	wait "$bg_pid"
-	bg_pid=
-	cat "$build/$bg_tag.bg.out"
-	if { read -r p f i && read -r line; } <"$build/$bg_tag.bg.result" 2>/dev/null &&
-		[[ "$p $f $i" =~ ^[0-9]+\ [0-9]+\ [0-9]+$ ]]; then
-		passed=$((passed + p)) failed=$((failed + f)) skipped=$((skipped + i))
-		summaries+=("$line")
-	else
-		echo "FAIL guest: the $bg_tag VM run in the background gave no result"
-		failed=$((failed + 1))
-		summaries+=("$bg_tag: not run")
+# lane_collect: waits for a lane to end, prints its output and adds its counts. A lane that
+# left no well-formed result (killed, or a bug of this script) fails and did not run.
+lane_collect() {
+	local pid= tag p f i
+	local -a lines=()
+	if ! wait -n -p pid "${!lane_tags[@]}" && [ -z "$pid" ]; then
+		for pid in "${!lane_tags[@]}"; do
+			echo "FAIL guest: lost the ${lane_tags[$pid]} run in the background"
+			failed=$((failed + 1))
+			summaries+=("${lane_tags[$pid]}: not run")
+		done
+		lane_tags=()
+		return
 	fi
+	tag=${lane_tags[$pid]}
+	unset "lane_tags[$pid]"
+	cat "$build/$tag.lane.out"
+	if [ -f "$build/$tag.lane.result" ] && mapfile -t lines <"$build/$tag.lane.result" &&
+		[ "${#lines[@]}" -ge 1 ] && [[ "${lines[0]}" =~ ^[0-9]+\ [0-9]+\ [0-9]+$ ]]; then
+		read -r p f i <<<"${lines[0]}"
+		passed=$((passed + p)) failed=$((failed + f)) skipped=$((skipped + i))
+		summaries+=("${lines[@]:1}")
+	else
+		echo "FAIL guest: the $tag run in the background gave no result"
+		failed=$((failed + 1))
+		summaries+=("$tag: not run")
+	fi
+}
+
+# lane_wait: every lane's run ended and counted.
+lane_wait() {
+	while [ "${#lane_tags[@]}" -gt 0 ]; do lane_collect; done
 }
 
 # tap_log LOG STATUS: adds the results of a TAP log of the install or package tests
@@ -316,12 +344,13 @@ debian_set_build() {
 	fi
 }
 
-# debian_set_run SET LABEL: the suite on each image of the set debian_set_build built for: the
-# whole suite, or the smaller set on the set's DEBIAN_SHORT_FLAVOURS. A series other than the one
-# the mirrors were audited against may have changed bodies: the build says which (and takes
-# their fallbacks), and the suite runs the module as built.
+# debian_set_run SET LABEL WHICH: the suite on each image of the set debian_set_build built for,
+# in a lane each: the whole suite (WHICH full), or the smaller set on the set's
+# DEBIAN_SHORT_FLAVOURS (WHICH short). A series other than the one the mirrors were audited
+# against may have changed bodies: the build says which (and takes their fallbacks), and the
+# suite runs the module as built.
 debian_set_run() {
-	local set=$1 label=$2 ko krel flavour changed extra vmlinuz short
+	local set=$1 label=$2 which=$3 ko krel flavour changed extra vmlinuz short is
 	local -a kos=()
 	[ -f "$build/$set.kos" ] || return 0
 	mapfile -t kos <"$build/$set.kos"
@@ -330,18 +359,22 @@ debian_set_run() {
 	for ko in "${kos[@]}"; do
 		krel=$(basename "$(dirname "$ko")")
 		flavour=${krel#*+deb[0-9]*-}
+		case " $short " in *" $flavour "*) is=short ;; *) is=full ;; esac
+		[ "$is" = "$which" ] || continue
 		changed=$(sed -n 's/^pub(crate) const CHANGED: &str = "\(.*\)";$/\1/p' \
 			"$(dirname "$ko")/src/src/mirrors_generated.rs")
 		echo "$set: $krel: mirrored bodies that differ from their audited text: ${changed:-none}"
 		extra="$build/$set-$flavour"
 		rm -rf "$extra"
 		mkdir -p "$extra"
-		case " $short " in
-		*" $flavour "*) cp "$build/guest/check-cmd-short.sh" "$extra/check-cmd.sh" ;;
+		case "$is" in
+		short) cp "$build/guest/check-cmd-short.sh" "$extra/check-cmd.sh" ;;
 		*) cp "$build/guest/check-cmd.sh" "$extra/check-cmd.sh" ;;
 		esac
 		if vmlinuz=$(RUE_DEBIAN=$set bash "$top/tools/debian/vmlinuz.sh" "$flavour"); then
-			debian_suite "Debian $krel ($label)" "debian-$set-$flavour" "$flavour" "$vmlinuz" "$ko" "$extra"
+			case "$flavour" in *arm64*) arm64_guest ;; esac
+			lane "debian-$set-$flavour" debian_suite "Debian $krel ($label)" "debian-$set-$flavour" \
+				"$flavour" "$vmlinuz" "$ko" "$extra"
 		else
 			echo "FAIL $set: no kernel image for $krel"
 			failed=$((failed + 1))
@@ -378,7 +411,7 @@ case " $kernels " in
 		failed=$((failed + 1))
 	fi
 	mkdir -p "$mt/extra"
-	suite_bg "test kernel ($(basename "$kdir"))" test "$build/guest/check-cmd.sh" --kdir "$kdir" \
+	lane test suite "test kernel ($(basename "$kdir"))" test "$build/guest/check-cmd.sh" --kdir "$kdir" \
 		--module "$top/rust_user_events.ko" --add "$build/guest" --add "$ws/extra" --add "$mt/extra"
 	;;
 esac
@@ -511,113 +544,57 @@ esac
 # The arm64 kernels' guest programs, while the test kernel's VM may still run.
 case " $kernels " in *" debian "* | *" sid "*) arm64_guest ;; esac
 
-# Every build done: the test kernel's VM, then every other VM, one at a time.
-suite_wait
-
-case " $kernels " in
-*" test-rt "*)
-	# The test kernel with PREEMPT_RT (every spinlock_t a sleeping lock, atomic-sleep checks
-	# on), and the module built for it from the same sources.
-	echo "== guest: the test kernel with PREEMPT_RT"
-	rt="$build/test-rt"
-	mkdir -p "$rt/extra"
-	bash "$top/tools/kernel/rt-fragment.sh" >"$rt/rt.config"
-	if rt_kdir=$(RUE_KERNEL_FRAGMENT="$rt/rt.config" bash "$top/tools/kernel/build.sh") &&
-		bash "$top/tools/debian/stage-sources.sh" "$rt/src" &&
-		make -C "$rt_kdir" M="$rt/src" LLVM=-19 modules >"$rt/build.log" 2>&1; then
-		perl -pe 's/rust_user_events/rust_user_twin00/g' "$rt/src/rust_user_events.ko" \
-			>"$rt/extra/rust_user_twin00.ko"
-		suite "test kernel, PREEMPT_RT ($(basename "$rt_kdir"))" test-rt "$build/guest/check-cmd.sh" --kdir "$rt_kdir" \
-			--module "$rt/src/rust_user_events.ko" --add "$build/guest" --add "$rt/extra"
-	else
-		tail -n 20 "$rt/build.log" 2>/dev/null
-		echo "FAIL guest: the PREEMPT_RT test kernel or its module did not build"
-		failed=$((failed + 1))
-		summaries+=("test kernel, PREEMPT_RT: not run")
-	fi
-	;;
-esac
-
-case " $kernels " in
-*" debian "*)
-	# The suite on each flavour's own image, with the module built for it: the whole suite,
-	# or the smaller set on a flavour that differs from another only in its configuration.
-	for flavour in "${DEBIAN_FLAVOURS[@]}"; do
-		frel=$DEBIAN_ABI-$flavour
-		ko="$top/build/debian/$frel/rust_user_events.ko"
-		extra="$build/debian-$flavour"
-		rm -rf "$extra"
-		mkdir -p "$extra/bin"
-		if ! vmlinuz=$(bash "$top/tools/debian/vmlinuz.sh" "$flavour") || [ ! -f "$ko" ]; then
-			echo "FAIL debian: no kernel image or module for $frel"
-			failed=$((failed + 1))
-			summaries+=("Debian $frel: not run")
-			continue
-		fi
-		# The module users get: the one in this kernel's package (signed, stripped of debug
-		# information), which make packages made from make debian's above.
-		deb=$(find "$build/packages/repo/pool" -name "rust-user-events-modules-${frel}_*.deb" 2>/dev/null | head -n 1)
-		if [ -n "$deb" ] && dpkg-deb -x "$deb" "$extra/package" &&
-			[ -f "$extra/package/usr/lib/modules/$frel/updates/rust_user_events.ko" ]; then
-			ko="$extra/package/usr/lib/modules/$frel/updates/rust_user_events.ko"
-		else
-			echo "FAIL debian: no package of the module for $frel; the suite runs make debian's module"
-			failed=$((failed + 1))
-		fi
-		case " ${DEBIAN_SHORT_FLAVOURS[*]} " in
-		*" $flavour "*) cp "$build/guest/check-cmd-short.sh" "$extra/check-cmd.sh" ;;
-		*) cp "$build/guest/check-cmd.sh" "$extra/check-cmd.sh" ;;
-		esac
-		case " ${DEBIAN_INSTALL_FLAVOURS[*]} " in
-		*" $flavour "*)
-			if [ -f "$build/debian-dkms-$flavour/rust_user_events.ko" ]; then
-				# The very module DKMS installed in the root, loaded into its kernel.
-				cp -a "$build/debian-dkms-$flavour" "$extra/dkms"
-				install -m 0755 "$top/tools/testing/dkms_module_test.sh" "$extra/bin/dkms_module_test"
-				echo "rue-run dkms_module_test dkms_module_test" >>"$extra/check-cmd.sh"
-			else
-				echo "FAIL debian: DKMS installed no module for $frel to load"
-				failed=$((failed + 1))
-			fi
-			;;
-		esac
-		debian_suite "Debian $frel" "debian-$flavour" "$flavour" "$vmlinuz" "$ko" "$extra"
-	done
-	;;
-esac
-
-case " $kernels " in
-*" debian "*)
-	# Debian's amd64 kernel booted with what apt installed above (the packaged module, its
-	# depmod indexes, modules-load.d): init loads the module as a booting system does, and
-	# the harness loads none.
-	pkgroot="$build/packages-modules/root"
-	extra="$build/packages-boot"
+# debian_flavour FLAVOUR: the suite on Debian's FLAVOUR image, in a lane: the whole suite, or the
+# smaller set on a flavour that differs from another only in its configuration.
+debian_flavour() {
+	local flavour=$1 frel ko extra vmlinuz deb
+	frel=$DEBIAN_ABI-$flavour
+	ko="$top/build/debian/$frel/rust_user_events.ko"
+	extra="$build/debian-$flavour"
 	rm -rf "$extra"
 	mkdir -p "$extra/bin"
-	if [ -f "$pkgroot/usr/lib/modules/$DEBIAN_ABI-amd64/updates/rust_user_events.ko" ] &&
-		vmlinuz=$(bash "$top/tools/debian/vmlinuz.sh" amd64); then
-		install -m 0755 "$top/tools/testing/package_boot_test.sh" "$extra/bin/package_boot_test"
-		printf '%s\n' "rue-run package_boot_test package_boot_test" "rue-run rue_tracepoint_rs rue_tracepoint_rs" \
-			"rue-run rue_otel_logs_rs rue_otel_logs_rs" >"$extra/check-cmd.sh"
-		suite "Debian $DEBIAN_ABI-amd64, booted with the installed packages" packages-boot "$extra/check-cmd.sh" \
-			--kernel "$vmlinuz" --no-module --root "$pkgroot" --add "$build/guest" --add "$extra"
-	else
-		echo "FAIL debian: no installed package tree or kernel image to boot"
+	if ! vmlinuz=$(bash "$top/tools/debian/vmlinuz.sh" "$flavour") || [ ! -f "$ko" ]; then
+		echo "FAIL debian: no kernel image or module for $frel"
 		failed=$((failed + 1))
-		summaries+=("Debian $DEBIAN_ABI-amd64 with the installed packages: not run")
+		summaries+=("Debian $frel: not run")
+		return
 	fi
-	;;
-esac
+	# The module users get: the one in this kernel's package (signed, stripped of debug
+	# information), which make packages made from make debian's above.
+	deb=$(find "$build/packages/repo/pool" -name "rust-user-events-modules-${frel}_*.deb" 2>/dev/null | head -n 1)
+	if [ -n "$deb" ] && dpkg-deb -x "$deb" "$extra/package" &&
+		[ -f "$extra/package/usr/lib/modules/$frel/updates/rust_user_events.ko" ]; then
+		ko="$extra/package/usr/lib/modules/$frel/updates/rust_user_events.ko"
+	else
+		echo "FAIL debian: no package of the module for $frel; the suite runs make debian's module"
+		failed=$((failed + 1))
+	fi
+	case " ${DEBIAN_SHORT_FLAVOURS[*]} " in
+	*" $flavour "*) cp "$build/guest/check-cmd-short.sh" "$extra/check-cmd.sh" ;;
+	*) cp "$build/guest/check-cmd.sh" "$extra/check-cmd.sh" ;;
+	esac
+	case " ${DEBIAN_INSTALL_FLAVOURS[*]} " in
+	*" $flavour "*)
+		if [ -f "$build/debian-dkms-$flavour/rust_user_events.ko" ]; then
+			# The very module DKMS installed in the root, loaded into its kernel.
+			cp -a "$build/debian-dkms-$flavour" "$extra/dkms"
+			install -m 0755 "$top/tools/testing/dkms_module_test.sh" "$extra/bin/dkms_module_test"
+			echo "rue-run dkms_module_test dkms_module_test" >>"$extra/check-cmd.sh"
+		else
+			echo "FAIL debian: DKMS installed no module for $frel to load"
+			failed=$((failed + 1))
+		fi
+		;;
+	esac
+	case "$flavour" in *arm64*) arm64_guest ;; esac
+	lane "debian-$flavour" debian_suite "Debian $frel" "debian-$flavour" "$flavour" "$vmlinuz" "$ko" "$extra"
+}
 
-for set in sid trixie-7.2; do
-	case " $kernels " in *" $set "*) debian_set_run "$set" "${set_label[$set]}" ;; esac
-done
-
-if [[ " $kernels " == *" debian "* && " $kernels " == *" trixie-7.2 "* ]]; then
-	# A real kernel upgrade keeps the module: a trixie system with systemd, on the previous
-	# ABI (trixie-7.2's kernel and its module package), upgraded by apt to the current one and
-	# rebooted, with the new module package in the repository and without it (DKMS's build).
+# upgrade_test: a real kernel upgrade keeps the module: a trixie system with systemd, on the
+# previous ABI (trixie-7.2's kernel and its module package), upgraded by apt to the current one
+# and rebooted, with the new module package in the repository and without it (DKMS's build).
+upgrade_test() {
+	local start
 	echo "== debian: a real kernel upgrade to $DEBIAN_ABI-amd64, booted with systemd"
 	start=$(date +%s)
 	if [ -f "$build/trixie-7.2.kos" ] && [ -d "$build/packages/repo" ]; then
@@ -631,7 +608,77 @@ if [[ " $kernels " == *" debian "* && " $kernels " == *" trixie-7.2 "* ]]; then
 		summaries+=("Debian kernel upgrade: not run")
 	fi
 	echo "debian upgrade test: $(($(date +%s) - start)) s"
+}
+
+# Every build done: the other VM runs, in lanes beside the test kernel's, the whole suite's
+# (minutes each) before the smaller set's (seconds).
+case " $kernels " in
+*" test-rt "*)
+	# The test kernel with PREEMPT_RT (every spinlock_t a sleeping lock, atomic-sleep checks
+	# on), and the module built for it from the same sources.
+	echo "== guest: the test kernel with PREEMPT_RT"
+	rt="$build/test-rt"
+	mkdir -p "$rt/extra"
+	bash "$top/tools/kernel/rt-fragment.sh" >"$rt/rt.config"
+	if rt_kdir=$(RUE_KERNEL_FRAGMENT="$rt/rt.config" bash "$top/tools/kernel/build.sh") &&
+		bash "$top/tools/debian/stage-sources.sh" "$rt/src" &&
+		make -C "$rt_kdir" M="$rt/src" LLVM=-19 modules >"$rt/build.log" 2>&1; then
+		perl -pe 's/rust_user_events/rust_user_twin00/g' "$rt/src/rust_user_events.ko" \
+			>"$rt/extra/rust_user_twin00.ko"
+		lane test-rt suite "test kernel, PREEMPT_RT ($(basename "$rt_kdir"))" test-rt "$build/guest/check-cmd.sh" \
+			--kdir "$rt_kdir" --module "$rt/src/rust_user_events.ko" --add "$build/guest" --add "$rt/extra"
+	else
+		tail -n 20 "$rt/build.log" 2>/dev/null
+		echo "FAIL guest: the PREEMPT_RT test kernel or its module did not build"
+		failed=$((failed + 1))
+		summaries+=("test kernel, PREEMPT_RT: not run")
+	fi
+	;;
+esac
+
+case " $kernels " in
+*" debian "*)
+	for flavour in "${DEBIAN_FLAVOURS[@]}"; do
+		case " ${DEBIAN_SHORT_FLAVOURS[*]} " in *" $flavour "*) ;; *) debian_flavour "$flavour" ;; esac
+	done
+	;;
+esac
+if [[ " $kernels " == *" debian "* && " $kernels " == *" trixie-7.2 "* ]]; then
+	lane upgrade upgrade_test
 fi
+for set in sid trixie-7.2; do
+	case " $kernels " in *" $set "*) debian_set_run "$set" "${set_label[$set]}" full ;; esac
+done
+
+case " $kernels " in
+*" debian "*)
+	for flavour in "${DEBIAN_SHORT_FLAVOURS[@]}"; do
+		debian_flavour "$flavour"
+	done
+	# Debian's amd64 kernel booted with what apt installed above (the packaged module, its
+	# depmod indexes, modules-load.d): init loads the module as a booting system does, and
+	# the harness loads none.
+	pkgroot="$build/packages-modules/root"
+	extra="$build/packages-boot"
+	rm -rf "$extra"
+	mkdir -p "$extra/bin"
+	if [ -f "$pkgroot/usr/lib/modules/$DEBIAN_ABI-amd64/updates/rust_user_events.ko" ] &&
+		vmlinuz=$(bash "$top/tools/debian/vmlinuz.sh" amd64); then
+		install -m 0755 "$top/tools/testing/package_boot_test.sh" "$extra/bin/package_boot_test"
+		printf '%s\n' "rue-run package_boot_test package_boot_test" "rue-run rue_tracepoint_rs rue_tracepoint_rs" \
+			"rue-run rue_otel_logs_rs rue_otel_logs_rs" >"$extra/check-cmd.sh"
+		lane packages-boot suite "Debian $DEBIAN_ABI-amd64, booted with the installed packages" packages-boot \
+			"$extra/check-cmd.sh" --kernel "$vmlinuz" --no-module --root "$pkgroot" --add "$build/guest" --add "$extra"
+	else
+		echo "FAIL debian: no installed package tree or kernel image to boot"
+		failed=$((failed + 1))
+		summaries+=("Debian $DEBIAN_ABI-amd64 with the installed packages: not run")
+	fi
+	;;
+esac
+for set in sid trixie-7.2; do
+	case " $kernels " in *" $set "*) debian_set_run "$set" "${set_label[$set]}" short ;; esac
+done
 
 case " $kernels " in
 *" experimental "*)
@@ -647,10 +694,13 @@ case " $kernels " in
 		else
 			cp "$build/guest/check-cmd.sh" "$extra/check-cmd.sh"
 		fi
-		debian_suite "Debian experimental $exp_rel" experimental amd64 "$exp_vmlinuz" "$exp_ko" "$extra"
+		lane experimental debian_suite "Debian experimental $exp_rel" experimental amd64 "$exp_vmlinuz" \
+			"$exp_ko" "$extra"
 	fi
 	;;
 esac
+
+lane_wait
 
 echo "== summary"
 for line in "${summaries[@]}"; do echo "$line"; done
