@@ -14,6 +14,7 @@
 #include <linux/cred.h>
 #include <linux/dcache.h>
 #include <linux/sched.h>
+#include <linux/stat.h>
 #include <linux/stddef.h>
 #include <linux/types.h>
 #include <linux/trace_events.h>
@@ -71,16 +72,39 @@ enum {
 /*
  * The ABI's values as the kernel's headers compute them, which src/layout.rs
  * asserts the module's own (src/logic/abi.rs) against at build time: the
- * ioctl numbers (function-like macros, which bindgen does not evaluate), the
- * registration flags and the size of a record's header.
+ * ioctl numbers (function-like macros, which bindgen does not evaluate), as a
+ * 64-bit and as a 32-bit program computes them (the UAPI's _IOWR/_IOW with a
+ * pointer's size, 4 bytes in a 32-bit program: __u32 stands for the pointer
+ * there), the registration flags, the layout of struct user_reg and struct
+ * user_unreg, the size of a record's header and the mode bits an inode's
+ * mode keeps (S_IALLUGO, src/tracefs.rs).
  */
 enum {
 	RUE_DIAG_IOCSREG = DIAG_IOCSREG,
 	RUE_DIAG_IOCSDEL = DIAG_IOCSDEL,
 	RUE_DIAG_IOCSUNREG = DIAG_IOCSUNREG,
+	RUE_DIAG_IOCSREG_COMPAT = _IOWR(DIAG_IOC_MAGIC, 0, __u32),
+	RUE_DIAG_IOCSDEL_COMPAT = _IOW(DIAG_IOC_MAGIC, 1, __u32),
+	RUE_DIAG_IOCSUNREG_COMPAT = _IOW(DIAG_IOC_MAGIC, 2, __u32),
 	RUE_USER_EVENT_REG_PERSIST = USER_EVENT_REG_PERSIST,
 	RUE_USER_EVENT_REG_MULTI_FORMAT = USER_EVENT_REG_MULTI_FORMAT,
+	RUE_USER_EVENT_REG_MAX = USER_EVENT_REG_MAX,
+	RUE_USER_REG_SIZE = sizeof(struct user_reg),
+	RUE_USER_REG_SIZE_OFF = offsetof(struct user_reg, size),
+	RUE_USER_REG_ENABLE_BIT = offsetof(struct user_reg, enable_bit),
+	RUE_USER_REG_ENABLE_SIZE = offsetof(struct user_reg, enable_size),
+	RUE_USER_REG_FLAGS = offsetof(struct user_reg, flags),
+	RUE_USER_REG_ENABLE_ADDR = offsetof(struct user_reg, enable_addr),
+	RUE_USER_REG_NAME_ARGS = offsetof(struct user_reg, name_args),
+	RUE_USER_REG_WRITE_INDEX = offsetof(struct user_reg, write_index),
+	RUE_USER_UNREG_SIZE = sizeof(struct user_unreg),
+	RUE_USER_UNREG_SIZE_OFF = offsetof(struct user_unreg, size),
+	RUE_USER_UNREG_DISABLE_BIT = offsetof(struct user_unreg, disable_bit),
+	RUE_USER_UNREG_RESERVED = offsetof(struct user_unreg, __reserved),
+	RUE_USER_UNREG_RESERVED2 = offsetof(struct user_unreg, __reserved2),
+	RUE_USER_UNREG_DISABLE_ADDR = offsetof(struct user_unreg, disable_addr),
 	RUE_TRACE_ENTRY_SIZE = sizeof(struct trace_entry),
+	RUE_S_IALLUGO = S_IALLUGO,
 };
 
 /* One `offsetof`/`sizeof` fact as C computes it; see src/layout.rs. */

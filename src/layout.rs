@@ -142,8 +142,30 @@ const _: () = {
     assert!(abi::DIAG_IOCSREG == bindings::RUE_DIAG_IOCSREG as u32);
     assert!(abi::DIAG_IOCSDEL == bindings::RUE_DIAG_IOCSDEL as u32);
     assert!(abi::DIAG_IOCSUNREG == bindings::RUE_DIAG_IOCSUNREG as u32);
+    assert!(abi::DIAG_IOCSREG_COMPAT == bindings::RUE_DIAG_IOCSREG_COMPAT as u32);
+    assert!(abi::DIAG_IOCSDEL_COMPAT == bindings::RUE_DIAG_IOCSDEL_COMPAT as u32);
+    assert!(abi::DIAG_IOCSUNREG_COMPAT == bindings::RUE_DIAG_IOCSUNREG_COMPAT as u32);
     assert!(abi::REG_PERSIST as u32 == bindings::RUE_USER_EVENT_REG_PERSIST as u32);
     assert!(abi::REG_MULTI_FORMAT as u32 == bindings::RUE_USER_EVENT_REG_MULTI_FORMAT as u32);
+    assert!(abi::USER_EVENT_REG_MAX as u32 == bindings::RUE_USER_EVENT_REG_MAX as u32);
+    assert!(size_of::<abi::UserReg>() == bindings::RUE_USER_REG_SIZE as usize);
+    assert!(offset_of!(abi::UserReg, size) == bindings::RUE_USER_REG_SIZE_OFF as usize);
+    assert!(offset_of!(abi::UserReg, enable_bit) == bindings::RUE_USER_REG_ENABLE_BIT as usize);
+    assert!(offset_of!(abi::UserReg, enable_size) == bindings::RUE_USER_REG_ENABLE_SIZE as usize);
+    assert!(offset_of!(abi::UserReg, flags) == bindings::RUE_USER_REG_FLAGS as usize);
+    assert!(offset_of!(abi::UserReg, enable_addr) == bindings::RUE_USER_REG_ENABLE_ADDR as usize);
+    assert!(offset_of!(abi::UserReg, name_args) == bindings::RUE_USER_REG_NAME_ARGS as usize);
+    assert!(offset_of!(abi::UserReg, write_index) == bindings::RUE_USER_REG_WRITE_INDEX as usize);
+    assert!(size_of::<abi::UserUnreg>() == bindings::RUE_USER_UNREG_SIZE as usize);
+    assert!(offset_of!(abi::UserUnreg, size) == bindings::RUE_USER_UNREG_SIZE_OFF as usize);
+    assert!(
+        offset_of!(abi::UserUnreg, disable_bit) == bindings::RUE_USER_UNREG_DISABLE_BIT as usize
+    );
+    assert!(offset_of!(abi::UserUnreg, reserved) == bindings::RUE_USER_UNREG_RESERVED as usize);
+    assert!(offset_of!(abi::UserUnreg, reserved2) == bindings::RUE_USER_UNREG_RESERVED2 as usize);
+    assert!(
+        offset_of!(abi::UserUnreg, disable_addr) == bindings::RUE_USER_UNREG_DISABLE_ADDR as usize
+    );
     assert!(abi::TRACE_ENTRY_SIZE == bindings::RUE_TRACE_ENTRY_SIZE as usize);
     assert!(abi::TRACE_ENTRY_SIZE == size_of::<bindings::trace_entry>());
 };

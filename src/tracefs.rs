@@ -157,6 +157,8 @@ impl Drop for RootFile {
 
 /// `S_IALLUGO`: the permission bits of a mode, without the file type.
 const S_IALLUGO: u16 = 0o7777;
+#[allow(clippy::unnecessary_cast)]
+const _: () = assert!(S_IALLUGO as u32 == bindings::RUE_S_IALLUGO as u32);
 
 /// The group the tracefs files are given (the `group` module parameter).
 ///
