@@ -58,6 +58,22 @@ enum {
 };
 
 /*
+ * The sizes of those fields, which src/task.rs asserts its reads' types
+ * against at build time: an offset that stays while the type changes (an
+ * unsigned short grown to an int) must not be read as before.
+ */
+enum {
+	RUE_TASK_MM_SIZE = sizeof_field(struct task_struct, mm),
+	RUE_TASK_PAGEFAULT_DISABLED_SIZE = sizeof_field(struct task_struct, pagefault_disabled),
+	RUE_TASK_PERF_RECURSION_SIZE = sizeof_field(struct task_struct, perf_recursion[0]),
+	RUE_TASK_PID_SIZE = sizeof_field(struct task_struct, pid),
+	RUE_TASK_MIGRATION_DISABLED_SIZE = sizeof_field(struct task_struct, migration_disabled),
+#ifdef CONFIG_X86_64
+	RUE_TASK_TI_FLAGS_SIZE = sizeof_field(struct task_struct, thread_info.flags),
+#endif
+};
+
+/*
  * The fields of the preemption count (include/linux/preempt.h) that
  * tracing_gen_ctx_irq_test() reads, which src/tracepoint.rs checks
  * src/logic/trace_ctx.rs against at build time.

@@ -14,7 +14,22 @@
 //! `CurrentTask::mm()` reads another field there.
 
 use crate::bindings;
+use core::mem::size_of;
 use kernel::ffi::c_int;
+
+// Each field is read as the type C gives it: the sizes C computes (`RUE_TASK_*_SIZE`) against
+// the types read below, at build time (an offset checked at load says nothing of a field whose
+// type changed in place).
+#[allow(clippy::unnecessary_cast)]
+const _: () = {
+    assert!(bindings::RUE_TASK_MM_SIZE as usize == size_of::<*mut bindings::mm_struct>());
+    assert!(bindings::RUE_TASK_PAGEFAULT_DISABLED_SIZE as usize == size_of::<c_int>());
+    assert!(bindings::RUE_TASK_PERF_RECURSION_SIZE as usize == size_of::<u8>());
+    assert!(bindings::RUE_TASK_PID_SIZE as usize == size_of::<c_int>());
+    assert!(bindings::RUE_TASK_MIGRATION_DISABLED_SIZE as usize == size_of::<u16>());
+    #[cfg(CONFIG_X86_64)]
+    assert!(bindings::RUE_TASK_TI_FLAGS_SIZE as usize == size_of::<kernel::ffi::c_ulong>());
+};
 
 /// A task as the kernel's C code knows it, for the domain files that hand a task's address
 /// around without reading it: only this file reads its fields.
