@@ -48,7 +48,7 @@ macro_rules! constant {
 }
 
 /// How many facts there are: `thread_info.flags` is read on x86-64 only.
-const FACTS: usize = if cfg!(CONFIG_X86_64) { 29 } else { 28 };
+const FACTS: usize = if cfg!(CONFIG_X86_64) { 37 } else { 36 };
 
 /// The Rust side of the check, in the order of `rue_layout_c`.
 fn rust_layout() -> [Fact; FACTS] {
@@ -96,6 +96,27 @@ fn rust_layout() -> [Fact; FACTS] {
         offset!(trace_array, array_buffer),
         offset!(trace_array, trace_flags),
         offset!(trace_array, buffer_disabled),
+        offset!(array_buffer, buffer),
+        // The fields the write path reads itself: a static key's count (`tracepoint.rs`,
+        // `ftrace_record.rs`), the tracepoints' SRCU counter (`tracepoint.rs`), and an
+        // iterator's type, offset and user segments (`write.rs`), which both user-backed types
+        // keep at the start of the iterator's unions (bindgen names them anonymously).
+        offset!(static_key, enabled),
+        offset!(srcu_struct, srcu_ctrp),
+        offset!(iov_iter, iter_type),
+        offset!(iov_iter, iov_offset),
+        constant!(
+            "iov_iter.ubuf",
+            offset_of!(bindings::iov_iter, __bindgen_anon_1)
+        ),
+        constant!(
+            "iov_iter.__iov",
+            offset_of!(bindings::iov_iter, __bindgen_anon_1)
+        ),
+        constant!(
+            "iov_iter.nr_segs",
+            offset_of!(bindings::iov_iter, __bindgen_anon_2)
+        ),
     ]
 }
 

@@ -66,6 +66,14 @@ const struct rue_layout_entry rue_layout_c[] = {
 	RUE_OFFSET(trace_array, array_buffer),
 	RUE_OFFSET(trace_array, trace_flags),
 	RUE_OFFSET(trace_array, buffer_disabled),
+	RUE_OFFSET(array_buffer, buffer),
+	RUE_OFFSET(static_key, enabled),
+	RUE_OFFSET(srcu_struct, srcu_ctrp),
+	RUE_OFFSET(iov_iter, iter_type),
+	RUE_OFFSET(iov_iter, iov_offset),
+	RUE_OFFSET(iov_iter, ubuf),
+	RUE_OFFSET(iov_iter, __iov),
+	RUE_OFFSET(iov_iter, nr_segs),
 };
 const unsigned int rue_layout_c_len = ARRAY_SIZE(rue_layout_c);
 
