@@ -182,20 +182,28 @@ suite() {
 }
 
 # VM lanes. A TCG guest keeps about one of the machine's two cores busy, so the VM runs (and the
-# upgrade test, which boots its own) go in the background, RUE_CHECK_LANES (2) at a time: the
-# test kernel's while the Debian kernels' modules, install tests and packages are built, then
-# the others, the longest first. A lane's output is kept and printed when it ends. Every time
-# bound in a guest is scaled by the calibration its VM measures at boot (tools/vm/init), under
-# the load it runs in.
+# upgrade test, which boots its own) go in the background, RUE_CHECK_LANES (2) at a time, each
+# as soon as what it needs is built and a lane is free: the test kernel's while the Debian
+# kernels' modules, install tests and packages are built, Debian's 7.3.4 kernels' while the
+# other sets' roots and modules are built, the whole suite's before the smaller set's. A lane's
+# output is kept and printed when it ends. Every time bound in a guest is scaled by the
+# calibration its VM measures at boot (tools/vm/init), under the load it runs in.
 lanes=${RUE_CHECK_LANES:-2}
 declare -A lane_tags=()
+lane_queue=()
 
-# lane TAG FUNCTION ARGS...: FUNCTION ARGS in the background, once fewer than $lanes run; its
-# counts and summary lines go to $build/TAG.lane.result, for lane_collect.
+# lane TAG FUNCTION ARGS...: queues FUNCTION ARGS for a lane; it starts at once if one is free,
+# else when lane_poll or lane_wait finds one. Never waits.
 lane() {
+	lane_queue+=("$(printf '%q ' "$@")")
+	lane_poll
+}
+
+# lane_start TAG FUNCTION ARGS...: FUNCTION ARGS in the background; its counts and summary lines
+# go to $build/TAG.lane.result, for lane_collect.
+lane_start() {
 	local tag=$1
 	shift
-	while [ "${#lane_tags[@]}" -ge "$lanes" ]; do lane_collect; done
 	rm -f "$build/$tag.lane.result"
 	(
 		passed=0 failed=0 skipped=0 summaries=()
@@ -208,12 +216,15 @@ lane() {
 	lane_tags[$!]=$tag
 }
 
-# lane_collect: waits for a lane to end, prints its output and adds its counts. A lane that
-# left no well-formed result (killed, or a bug of this script) fails and did not run.
+# lane_collect [PID]: waits for lane PID (any lane without it) to end, prints its output and adds
+# its counts. A lane that left no well-formed result (killed, or a bug of this script) fails
+# and did not run.
 lane_collect() {
-	local pid= tag p f i
+	local pid=${1:-} tag p f i
 	local -a lines=()
-	if ! wait -n -p pid "${!lane_tags[@]}" && [ -z "$pid" ]; then
+	if [ -n "$pid" ]; then
+		wait "$pid"
+	elif ! wait -n -p pid "${!lane_tags[@]}" && [ -z "$pid" ]; then
 		for pid in "${!lane_tags[@]}"; do
 			echo "FAIL guest: lost the ${lane_tags[$pid]} run in the background"
 			failed=$((failed + 1))
@@ -237,9 +248,25 @@ lane_collect() {
 	fi
 }
 
-# lane_wait: every lane's run ended and counted.
+# lane_poll: counts the lanes that ended and starts queued runs in the free ones. Never waits.
+lane_poll() {
+	local pid
+	for pid in "${!lane_tags[@]}"; do
+		kill -0 "$pid" 2>/dev/null || lane_collect "$pid"
+	done
+	while [ "${#lane_tags[@]}" -lt "$lanes" ] && [ "${#lane_queue[@]}" -gt 0 ]; do
+		eval "lane_start ${lane_queue[0]}"
+		lane_queue=("${lane_queue[@]:1}")
+	done
+}
+
+# lane_wait: every queued run started, and every lane ended and counted.
 lane_wait() {
-	while [ "${#lane_tags[@]}" -gt 0 ]; do lane_collect; done
+	lane_poll
+	while [ "${#lane_tags[@]}" -gt 0 ]; do
+		lane_collect
+		lane_poll
+	done
 }
 
 # tap_log LOG STATUS: adds the results of a TAP log of the install or package tests
@@ -383,6 +410,72 @@ debian_set_run() {
 	done
 }
 
+# debian_flavour FLAVOUR: the suite on Debian's FLAVOUR image, in a lane: the whole suite, or the
+# smaller set on a flavour that differs from another only in its configuration.
+debian_flavour() {
+	local flavour=$1 frel ko extra vmlinuz deb
+	frel=$DEBIAN_ABI-$flavour
+	ko="$top/build/debian/$frel/rust_user_events.ko"
+	extra="$build/debian-$flavour"
+	rm -rf "$extra"
+	mkdir -p "$extra/bin"
+	if ! vmlinuz=$(bash "$top/tools/debian/vmlinuz.sh" "$flavour") || [ ! -f "$ko" ]; then
+		echo "FAIL debian: no kernel image or module for $frel"
+		failed=$((failed + 1))
+		summaries+=("Debian $frel: not run")
+		return
+	fi
+	# The module users get: the one in this kernel's package (signed, stripped of debug
+	# information), which make packages made from make debian's above.
+	deb=$(find "$build/packages/repo/pool" -name "rust-user-events-modules-${frel}_*.deb" 2>/dev/null | head -n 1)
+	if [ -n "$deb" ] && dpkg-deb -x "$deb" "$extra/package" &&
+		[ -f "$extra/package/usr/lib/modules/$frel/updates/rust_user_events.ko" ]; then
+		ko="$extra/package/usr/lib/modules/$frel/updates/rust_user_events.ko"
+	else
+		echo "FAIL debian: no package of the module for $frel; the suite runs make debian's module"
+		failed=$((failed + 1))
+	fi
+	case " ${DEBIAN_SHORT_FLAVOURS[*]} " in
+	*" $flavour "*) cp "$build/guest/check-cmd-short.sh" "$extra/check-cmd.sh" ;;
+	*) cp "$build/guest/check-cmd.sh" "$extra/check-cmd.sh" ;;
+	esac
+	case " ${DEBIAN_INSTALL_FLAVOURS[*]} " in
+	*" $flavour "*)
+		if [ -f "$build/debian-dkms-$flavour/rust_user_events.ko" ]; then
+			# The very module DKMS installed in the root, loaded into its kernel.
+			cp -a "$build/debian-dkms-$flavour" "$extra/dkms"
+			install -m 0755 "$top/tools/testing/dkms_module_test.sh" "$extra/bin/dkms_module_test"
+			echo "rue-run dkms_module_test dkms_module_test" >>"$extra/check-cmd.sh"
+		else
+			echo "FAIL debian: DKMS installed no module for $frel to load"
+			failed=$((failed + 1))
+		fi
+		;;
+	esac
+	case "$flavour" in *arm64*) arm64_guest ;; esac
+	lane "debian-$flavour" debian_suite "Debian $frel" "debian-$flavour" "$flavour" "$vmlinuz" "$ko" "$extra"
+}
+
+# upgrade_test: a real kernel upgrade keeps the module: a trixie system with systemd, on the
+# previous ABI (trixie-7.2's kernel and its module package), upgraded by apt to the current one
+# and rebooted, with the new module package in the repository and without it (DKMS's build).
+upgrade_test() {
+	local start
+	echo "== debian: a real kernel upgrade to $DEBIAN_ABI-amd64, booted with systemd"
+	start=$(date +%s)
+	if [ -f "$build/trixie-7.2.kos" ] && [ -d "$build/packages/repo" ]; then
+		bash "$top/tools/debian/upgrade-test.sh" "$build/packages/repo" "$build/signing" "$build/upgrade" |
+			tee "$build/upgrade-test.log"
+		tap_log "$build/upgrade-test.log" "${PIPESTATUS[0]}"
+		summaries+=("Debian kernel upgrade (systemd, apt upgrade, reboot): $p passed, $f failed, 0 skipped")
+	else
+		echo "FAIL debian: no module for trixie-backports' 7.2 kernel or no repository for the upgrade test"
+		failed=$((failed + 1))
+		summaries+=("Debian kernel upgrade: not run")
+	fi
+	echo "debian upgrade test: $(($(date +%s) - start)) s"
+}
+
 case " $kernels " in
 *" test "*)
 	# A build that resolves a wrong kernel symbol, which module_test loads and the symbol
@@ -508,12 +601,32 @@ case " $kernels " in
 	;;
 esac
 
+# Debian's 7.3.4 kernels' whole-suite runs, queued: they start as lanes free, while the other
+# sets' roots and modules are built.
+case " $kernels " in
+*" debian "*)
+	for flavour in "${DEBIAN_FLAVOURS[@]}"; do
+		case " ${DEBIAN_SHORT_FLAVOURS[*]} " in *" $flavour "*) ;; *) debian_flavour "$flavour" ;; esac
+	done
+	;;
+esac
+
 # Debian unstable's 7.2 kernels (sid's gcc-16 and rustc 1.97.1, amd64 and arm64, the whole suite
-# on both) and trixie-backports' newest 7.2 kernel (7.2's kernel crate built by rustc 1.85.1).
+# on both) and trixie-backports' newest 7.2 kernel (7.2's kernel crate built by rustc 1.85.1),
+# each set's whole-suite runs queued once it is built.
 declare -A set_label=([sid]="unstable's 7.2" [trixie-7.2]="trixie-backports' 7.2")
 for set in sid trixie-7.2; do
-	case " $kernels " in *" $set "*) debian_set_build "$set" "${set_label[$set]}" ;; esac
+	case " $kernels " in
+	*" $set "*)
+		debian_set_build "$set" "${set_label[$set]}"
+		lane_poll
+		debian_set_run "$set" "${set_label[$set]}" full
+		;;
+	esac
 done
+if [[ " $kernels " == *" debian "* && " $kernels " == *" trixie-7.2 "* ]]; then
+	lane upgrade upgrade_test
+fi
 
 case " $kernels " in
 *" experimental "*)
@@ -541,77 +654,12 @@ case " $kernels " in
 	;;
 esac
 
-# The arm64 kernels' guest programs, while the test kernel's VM may still run.
+# The arm64 kernels' guest programs (built already when an arm64 run was queued).
 case " $kernels " in *" debian "* | *" sid "*) arm64_guest ;; esac
+lane_poll
 
-# debian_flavour FLAVOUR: the suite on Debian's FLAVOUR image, in a lane: the whole suite, or the
-# smaller set on a flavour that differs from another only in its configuration.
-debian_flavour() {
-	local flavour=$1 frel ko extra vmlinuz deb
-	frel=$DEBIAN_ABI-$flavour
-	ko="$top/build/debian/$frel/rust_user_events.ko"
-	extra="$build/debian-$flavour"
-	rm -rf "$extra"
-	mkdir -p "$extra/bin"
-	if ! vmlinuz=$(bash "$top/tools/debian/vmlinuz.sh" "$flavour") || [ ! -f "$ko" ]; then
-		echo "FAIL debian: no kernel image or module for $frel"
-		failed=$((failed + 1))
-		summaries+=("Debian $frel: not run")
-		return
-	fi
-	# The module users get: the one in this kernel's package (signed, stripped of debug
-	# information), which make packages made from make debian's above.
-	deb=$(find "$build/packages/repo/pool" -name "rust-user-events-modules-${frel}_*.deb" 2>/dev/null | head -n 1)
-	if [ -n "$deb" ] && dpkg-deb -x "$deb" "$extra/package" &&
-		[ -f "$extra/package/usr/lib/modules/$frel/updates/rust_user_events.ko" ]; then
-		ko="$extra/package/usr/lib/modules/$frel/updates/rust_user_events.ko"
-	else
-		echo "FAIL debian: no package of the module for $frel; the suite runs make debian's module"
-		failed=$((failed + 1))
-	fi
-	case " ${DEBIAN_SHORT_FLAVOURS[*]} " in
-	*" $flavour "*) cp "$build/guest/check-cmd-short.sh" "$extra/check-cmd.sh" ;;
-	*) cp "$build/guest/check-cmd.sh" "$extra/check-cmd.sh" ;;
-	esac
-	case " ${DEBIAN_INSTALL_FLAVOURS[*]} " in
-	*" $flavour "*)
-		if [ -f "$build/debian-dkms-$flavour/rust_user_events.ko" ]; then
-			# The very module DKMS installed in the root, loaded into its kernel.
-			cp -a "$build/debian-dkms-$flavour" "$extra/dkms"
-			install -m 0755 "$top/tools/testing/dkms_module_test.sh" "$extra/bin/dkms_module_test"
-			echo "rue-run dkms_module_test dkms_module_test" >>"$extra/check-cmd.sh"
-		else
-			echo "FAIL debian: DKMS installed no module for $frel to load"
-			failed=$((failed + 1))
-		fi
-		;;
-	esac
-	case "$flavour" in *arm64*) arm64_guest ;; esac
-	lane "debian-$flavour" debian_suite "Debian $frel" "debian-$flavour" "$flavour" "$vmlinuz" "$ko" "$extra"
-}
-
-# upgrade_test: a real kernel upgrade keeps the module: a trixie system with systemd, on the
-# previous ABI (trixie-7.2's kernel and its module package), upgraded by apt to the current one
-# and rebooted, with the new module package in the repository and without it (DKMS's build).
-upgrade_test() {
-	local start
-	echo "== debian: a real kernel upgrade to $DEBIAN_ABI-amd64, booted with systemd"
-	start=$(date +%s)
-	if [ -f "$build/trixie-7.2.kos" ] && [ -d "$build/packages/repo" ]; then
-		bash "$top/tools/debian/upgrade-test.sh" "$build/packages/repo" "$build/signing" "$build/upgrade" |
-			tee "$build/upgrade-test.log"
-		tap_log "$build/upgrade-test.log" "${PIPESTATUS[0]}"
-		summaries+=("Debian kernel upgrade (systemd, apt upgrade, reboot): $p passed, $f failed, 0 skipped")
-	else
-		echo "FAIL debian: no module for trixie-backports' 7.2 kernel or no repository for the upgrade test"
-		failed=$((failed + 1))
-		summaries+=("Debian kernel upgrade: not run")
-	fi
-	echo "debian upgrade test: $(($(date +%s) - start)) s"
-}
-
-# Every build done: the other VM runs, in lanes beside the test kernel's, the whole suite's
-# (minutes each) before the smaller set's (seconds).
+# Every build done: the remaining runs queued, the smaller set's (seconds each) after the whole
+# suite's (minutes).
 case " $kernels " in
 *" test-rt "*)
 	# The test kernel with PREEMPT_RT (every spinlock_t a sleeping lock, atomic-sleep checks
@@ -635,20 +683,6 @@ case " $kernels " in
 	fi
 	;;
 esac
-
-case " $kernels " in
-*" debian "*)
-	for flavour in "${DEBIAN_FLAVOURS[@]}"; do
-		case " ${DEBIAN_SHORT_FLAVOURS[*]} " in *" $flavour "*) ;; *) debian_flavour "$flavour" ;; esac
-	done
-	;;
-esac
-if [[ " $kernels " == *" debian "* && " $kernels " == *" trixie-7.2 "* ]]; then
-	lane upgrade upgrade_test
-fi
-for set in sid trixie-7.2; do
-	case " $kernels " in *" $set "*) debian_set_run "$set" "${set_label[$set]}" full ;; esac
-done
 
 case " $kernels " in
 *" debian "*)
