@@ -67,7 +67,7 @@ host-test: setup
 # The fuzz properties of the pure logic (tools/hosttest/src/fuzz_tests.rs) at
 # length: an optimised build that keeps overflow checks and debug assertions,
 # RUE_FUZZ_ITERS inputs per property (10,000,000), RUE_FUZZ_SEED to repeat an
-# input a failure printed. See README.md.
+# input a failure printed. See Documentation/development.md.
 RUE_FUZZ_ITERS ?= 10000000
 host-fuzz: setup
 	RUE_FUZZ_ITERS='$(RUE_FUZZ_ITERS)' RUE_FUZZ_SEED='$(RUE_FUZZ_SEED)' \
@@ -84,7 +84,7 @@ conformance: modules
 	@bash $(TOOLS)/conformance.sh "$(kdir)"
 
 # A fuzzing soak in the test VM: FUZZ_SECONDS (600), FUZZ_SEED to repeat a run,
-# FUZZ_ARGS for more fuzz_test options. See README.md.
+# FUZZ_ARGS for more fuzz_test options. See Documentation/development.md.
 fuzz: modules
 	@bash $(TOOLS)/fuzz.sh "$(kdir)"
 
@@ -96,7 +96,7 @@ bench: setup
 	@bash $(TOOLS)/bench.sh
 
 # Boot the test VM with the module loaded, add EXTRA (a directory of static
-# programs) to the guest's /rue, and run CMD there. See README.md. CMD reaches
+# programs) to the guest's /rue, and run CMD there. See Documentation/development.md. CMD reaches
 # the guest through the environment, so no part of it is run by the host shell.
 vm: export RUE_VM_CMD = $(CMD)
 vm: modules
