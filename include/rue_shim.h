@@ -134,6 +134,12 @@ extern const struct rue_layout_entry rue_layout_c[];
 /* Number of entries in rue_layout_c. */
 extern const unsigned int rue_layout_c_len;
 
+/*
+ * The running kernel's `uname -v` (init_uts_ns.name.version, NUL-terminated):
+ * set at build time, never written (src/identity.rs).
+ */
+const char *rue_kernel_version(void);
+
 /* lookup_noperm_positive_unlocked() of @name under @dir (QSTR is a macro). */
 struct dentry *rue_lookup_positive(struct dentry *dir, const char *name);
 

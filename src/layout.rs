@@ -47,8 +47,8 @@ macro_rules! constant {
     };
 }
 
-/// How many facts there are: `thread_info.flags` is read on x86-64 only.
-const FACTS: usize = if cfg!(CONFIG_X86_64) { 37 } else { 36 };
+/// How many facts there are: `thread_info.flags` and `pt_regs` are read on x86-64 only.
+const FACTS: usize = if cfg!(CONFIG_X86_64) { 45 } else { 40 };
 
 /// The Rust side of the check, in the order of `rue_layout_c`.
 fn rust_layout() -> [Fact; FACTS] {
@@ -117,6 +117,27 @@ fn rust_layout() -> [Fact; FACTS] {
             "iov_iter.nr_segs",
             offset_of!(bindings::iov_iter, __bindgen_anon_2)
         ),
+        // An event's type, which an ftrace record's header and a perf sample carry
+        // (`ftrace_record.rs`, `perf_sample.rs`), and a reserved ring buffer event, whose data
+        // `ftrace_record::event_data` finds itself (its `type_len` bits are bindgen's accessor,
+        // laid out by the psABI as C lays them out).
+        offset!(trace_event_call, event),
+        constant!("trace_event.type", offset_of!(bindings::trace_event, type_)),
+        size!(ring_buffer_event),
+        offset!(ring_buffer_event, array),
+        // The registers a perf sample fills in itself on x86-64 (`perf_sample::fetch_caller_regs`;
+        // arm64's are stored by C). `cs` is in the first union bindgen leaves anonymous.
+        #[cfg(CONFIG_X86_64)]
+        offset!(pt_regs, ip),
+        #[cfg(CONFIG_X86_64)]
+        constant!(
+            "pt_regs.csx",
+            offset_of!(bindings::pt_regs, __bindgen_anon_1)
+        ),
+        #[cfg(CONFIG_X86_64)]
+        offset!(pt_regs, flags),
+        #[cfg(CONFIG_X86_64)]
+        offset!(pt_regs, sp),
     ]
 }
 

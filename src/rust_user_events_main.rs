@@ -8,10 +8,12 @@
 //!   [`file_info`], [`group`] and [`write`];
 //! * pure logic in [`logic`], `core` only, unit-tested on the host;
 //! * the kernel interface: module-local [`bindings`], the C shim (`src/shim.c`), the
-//!   [`symbols`] layer for what 7.3 does not export, [`layout`] checks, [`tracefs`] files.
+//!   [`symbols`] layer for what 7.3 does not export, [`identity`] and [`layout`] checks,
+//!   [`tracefs`] files.
 //!
-//! Load order: layout check, symbols, tracefs pin, refusal if `user_events_data` already
-//! exists, then the three files. Any failure unwinds what was done and fails `insmod`.
+//! Load order: the kernel build ([`identity`]), layout check, symbols, tracefs pin, refusal if
+//! `user_events_data` already exists, then the three files. Any failure unwinds what was done
+//! and fails `insmod`.
 
 use kernel::prelude::*;
 
@@ -27,6 +29,7 @@ mod event_mutex;
 mod file_info;
 mod ftrace_record;
 mod group;
+mod identity;
 mod kbuf;
 mod ksym;
 mod layout;
@@ -117,6 +120,7 @@ struct RustUserEvents {
 impl kernel::Module for RustUserEvents {
     fn init(_module: &'static ThisModule) -> Result<Self> {
         let file_group = file_group()?;
+        identity::check()?;
         layout::check()?;
         let symbols = symbols::Symbols::resolve()?;
         event_mutex::init(symbols.event_mutex);

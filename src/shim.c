@@ -24,6 +24,7 @@
 #include <linux/uio.h>
 #include <linux/unaligned.h>
 #include <linux/user_namespace.h>
+#include <linux/utsname.h>
 #include <linux/workqueue.h>
 #include <asm/futex.h>
 
@@ -74,6 +75,16 @@ const struct rue_layout_entry rue_layout_c[] = {
 	RUE_OFFSET(iov_iter, ubuf),
 	RUE_OFFSET(iov_iter, __iov),
 	RUE_OFFSET(iov_iter, nr_segs),
+	RUE_OFFSET(trace_event_call, event),
+	RUE_OFFSET(trace_event, type),
+	RUE_SIZE(ring_buffer_event),
+	RUE_OFFSET(ring_buffer_event, array),
+#ifdef CONFIG_X86_64
+	RUE_OFFSET(pt_regs, ip),
+	RUE_OFFSET(pt_regs, csx),
+	RUE_OFFSET(pt_regs, flags),
+	RUE_OFFSET(pt_regs, sp),
+#endif
 };
 const unsigned int rue_layout_c_len = ARRAY_SIZE(rue_layout_c);
 
@@ -195,6 +206,11 @@ kgid_t rue_make_kgid(gid_t gid)
 bool rue_gid_valid(kgid_t gid)
 {
 	return gid_valid(gid);
+}
+
+const char *rue_kernel_version(void)
+{
+	return init_uts_ns.name.version;
 }
 
 void rue_inode_lock(struct inode *inode)

@@ -190,9 +190,11 @@ impl Symbols {
 }
 
 impl Symbols {
-    /// Every symbol is an object of its type's size, by kallsyms.
+    /// Every symbol is an object of its type's size, by kallsyms. Every disagreement is
+    /// logged before the load fails.
     fn check_sizes(&self) -> Result {
         let mut text = KVec::from_elem(0u8, SYMBOL_TEXT, GFP_KERNEL)?;
+        let mut ok = true;
         let d = &self.discard;
         let x = &self.direct;
         let t = &self.tracefs;
@@ -220,10 +222,14 @@ impl Symbols {
             if !fits {
                 let said = core::str::from_utf8(said).unwrap_or("?");
                 pr_err!("{name:?}: kallsyms has {said:?} there, not an object of {size} bytes\n");
-                return Err(ENOEXEC);
+                ok = false;
             }
         }
-        Ok(())
+        if ok {
+            Ok(())
+        } else {
+            Err(ENOEXEC)
+        }
     }
 
     /// `tracefs_mount` is pinned (a positive count) exactly while it is not null. That it is a

@@ -424,6 +424,8 @@ debian_flavour() {
 	extra="$build/debian-$flavour"
 	rm -rf "$extra"
 	mkdir -p "$extra/bin"
+	# module_test's wrong-symbol build, made for arm64's kernel (above).
+	[ "$flavour" != arm64 ] || cp "$build/wrong-symbol-arm64/extra/"*.ko "$extra/" 2>/dev/null || true
 	if ! vmlinuz=$(bash "$top/tools/debian/vmlinuz.sh" "$flavour") || [ ! -f "$ko" ]; then
 		echo "FAIL debian: no kernel image or module for $frel"
 		failed=$((failed + 1))
@@ -511,6 +513,24 @@ case " $kernels " in
 	mkdir -p "$mt/extra"
 	lane test suite "test kernel ($(basename "$kdir"))" test "$build/guest/check-cmd.sh" --kdir "$kdir" \
 		--module "$top/rust_user_events.ko" --add "$build/guest" --add "$ws/extra" --add "$mt/extra"
+	# The same module, on another build of the test kernel's release (tools/kernel/build.sh
+	# relinks it as #2): refused at load (src/identity.rs).
+	id="$build/identity"
+	rm -rf "$id" && mkdir -p "$id/identity" "$id/bin"
+	if [ -f "$kdir/other-build/bzImage" ] && [ -f "$top/src/identity_generated.rs" ]; then
+		cp "$top/rust_user_events.ko" "$id/identity/"
+		cp "$kdir/include/config/kernel.release" "$id/identity/release"
+		sed -n 's/^pub(crate) const VERSION: &str = "\(.*\)";$/\1/p' "$top/src/identity_generated.rs" \
+			>"$id/identity/recorded-version"
+		install -m 0755 "$top/tools/testing/identity_test.sh" "$id/bin/identity_test"
+		echo "rue-run identity_test identity_test" >"$id/check-cmd.sh"
+		lane identity suite "test kernel, another build of its release" identity "$id/check-cmd.sh" \
+			--kernel "$kdir/other-build/bzImage" --no-module --add "$id"
+	else
+		echo "FAIL guest: no other build of the test kernel, or no recorded build, for the identity test"
+		failed=$((failed + 1))
+		summaries+=("test kernel, another build of its release: not run")
+	fi
 	;;
 esac
 
@@ -550,6 +570,20 @@ case " $kernels " in
 		done
 	else
 		echo "FAIL debian: building for Debian's kernels failed (built: ${kos[*]:-nothing})"
+		failed=$((failed + 1))
+	fi
+	# The wrong-symbol build (as the test kernel's) for Debian's arm64 kernel, which its
+	# module_test loads: the symbol checks refuse it on arm64 too.
+	ws_arm64="$build/wrong-symbol-arm64"
+	rm -rf "$ws_arm64" && mkdir -p "$ws_arm64/extra"
+	if bash "$top/tools/debian/stage-sources.sh" "$ws_arm64/src" &&
+		bash "$top/tools/debian/chroot.sh" bash /rue/src/tools/debian/build-module.sh "$DEBIAN_ABI-arm64" \
+			"/rue/src/${ws_arm64#"$top"/}/src" RUE_WRONG_SYMBOL=1 >"$ws_arm64/build.log" 2>&1; then
+		perl -pe 's/rust_user_events/rust_user_wsym00/g' "$ws_arm64/src/rust_user_events.ko" \
+			>"$ws_arm64/extra/rust_user_wsym00.ko"
+	else
+		tail -n 20 "$ws_arm64/build.log"
+		echo "FAIL debian: the build with a wrong symbol for $DEBIAN_ABI-arm64 did not build"
 		failed=$((failed + 1))
 	fi
 	echo "debian build: $(($(date +%s) - start)) s"

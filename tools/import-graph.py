@@ -79,7 +79,7 @@ LAYERS = [
     ["enabler"],
     ["event"],
     ["event_mutex", "deferred"],
-    ["tracefs", "symbols", "ksym", "layout", "seq", "kbuf", "names", "tracepoint", "uaccess",
+    ["tracefs", "symbols", "ksym", "identity", "layout", "seq", "kbuf", "names", "tracepoint", "uaccess",
      "percpu", "trace_call", "user_word", "task", "compat", "bindings", "mirrors"],
     ["logic"],
 ]

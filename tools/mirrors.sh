@@ -10,10 +10,13 @@
 # module is built with the gate's fallback; a changed mirror under the gate
 # `refuse` (no exported path exists) stops the build.
 #
-# Usage: mirrors.sh SRCTREE MIRRORS_DIR [SRCARCH]  (Kbuild, via filechk)
+# Usage: mirrors.sh SRCTREE MIRRORS_DIR [SRCARCH [AUTOCONF]]  (Kbuild, via filechk)
 #        mirrors.sh --audit SRCTREE MIRRORS_DIR   (record SRCTREE's text as audited)
 # With SRCARCH, a definition under another architecture's arch/ directory is not
-# part of this build and is not compared.
+# part of this build and is not compared. With AUTOCONF (the target's
+# include/config/auto.conf), the list's "config" lines are compared too: a
+# configuration choice a gate's mirrors assume and no cfg of the module's
+# selects (another value turns the gate off, as a changed body does).
 #
 # POSIX sh and awk only: it runs in every build, DKMS's included.
 set -eu
@@ -26,6 +29,7 @@ fi
 srctree=$1
 dir=$2
 srcarch=${3-}
+autoconf=${4-}
 list=$dir/list
 [ -f "$list" ] || { echo "mirrors.sh: no $list" >&2; exit 1; }
 
@@ -86,8 +90,9 @@ extract() {
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
-# The list: "gate NAME | fallback" lines, then "ID | GATE[,GATE...] | FILE |
-# FIRST-LINE" lines.
+# The list: "gate NAME | fallback" lines, "config CONFIG_NAME | GATE[,GATE...] |
+# VALUE" lines (VALUE as auto.conf has it, or n for unset), then "ID |
+# GATE[,GATE...] | FILE | FIRST-LINE" lines.
 # Blanks around the separators (one in a gate line, three in a mirror line, whose
 # first line may hold a "|" of its own) and at the end of a line go.
 fields() {
@@ -104,10 +109,40 @@ fields() {
 }
 grep -Ev '^[[:space:]]*(#|$)' "$list" | sed 's/[[:space:]]*$//' >"$tmp/list"
 grep '^gate ' "$tmp/list" | sed 's/^gate //' | fields 2 >"$tmp/gates"
-grep -v '^gate ' "$tmp/list" | fields 4 >"$tmp/mirrors"
+grep '^config ' "$tmp/list" | sed 's/^config //' | fields 3 >"$tmp/configs"
+grep -Ev '^(gate|config) ' "$tmp/list" | fields 4 >"$tmp/mirrors"
 
 changed=
 refused=
+# off ID GATES: ID changed; turns each of GATES off, or refuses the build for `refuse`.
+off() {
+	for gate in $(echo "$2" | tr , ' '); do
+		if ! grep -q "^$gate|" "$tmp/gates"; then
+			echo "mirrors/list: $1 names gate '$gate', which no 'gate' line declares" >&2
+			exit 1
+		fi
+		fallback=$(sed -n "s/^$gate|//p" "$tmp/gates")
+		if [ "$gate" = refuse ]; then
+			echo "rust_user_events: $1: $fallback" >&2
+			refused="$refused $1"
+		else
+			echo "rust_user_events: $1: gate '$gate' off: $fallback" >&2
+			echo "$gate" >>"$tmp/off"
+		fi
+	done
+	changed="$changed${changed:+, }$1"
+}
+
+if [ -z "$audit" ] && [ -n "$autoconf" ]; then
+	[ -f "$autoconf" ] || { echo "mirrors.sh: no $autoconf" >&2; exit 1; }
+	while IFS='|' read -r name gates want; do
+		have=$(sed -n "s/^$name=//p" "$autoconf")
+		[ -n "$have" ] || have=n
+		[ "$have" != "$want" ] || continue
+		echo "rust_user_events: the kernel has $name=$have; the module's mirrors were audited with $want:" >&2
+		off "$name=$have" "$gates"
+	done <"$tmp/configs"
+fi
 while IFS='|' read -r id gates file first; do
 	for gate in $(echo "$gates" | tr , ' '); do
 		if ! grep -q "^$gate|" "$tmp/gates"; then
@@ -147,17 +182,7 @@ while IFS='|' read -r id gates file first; do
 	fi
 	echo "rust_user_events: the kernel's $id ($file) differs from the text the module's mirror of it was audited against:" >&2
 	diff -u "$dir/audited/$id" "$tmp/$id" | sed -n '3,40s/^/    /p' >&2 || true
-	for gate in $(echo "$gates" | tr , ' '); do
-		fallback=$(sed -n "s/^$gate|//p" "$tmp/gates")
-		if [ "$gate" = refuse ]; then
-			echo "rust_user_events: $id: $fallback" >&2
-			refused="$refused $id"
-		else
-			echo "rust_user_events: $id: gate '$gate' off: $fallback" >&2
-			echo "$gate" >>"$tmp/off"
-		fi
-	done
-	changed="$changed${changed:+, }$id"
+	off "$id" "$gates"
 done <"$tmp/mirrors"
 
 [ -z "$audit" ] || exit 0

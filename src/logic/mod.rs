@@ -7,6 +7,7 @@ pub(crate) mod abi;
 pub(crate) mod enable;
 pub(crate) mod grammar;
 pub(crate) mod jhash;
+pub(crate) mod kernel_build;
 pub(crate) mod ksym_text;
 pub(crate) mod matching;
 pub(crate) mod print_fmt;

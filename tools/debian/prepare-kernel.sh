@@ -55,10 +55,17 @@ cached_tree() {
 	return 1
 }
 
+# stamp KDIR: the upload the tree was made from, inside it, where tools/identity.sh reads it
+# when the tree has no vmlinux to read the kernel's version from (trees made before gain it).
+stamp() {
+	[ -f "$1/rue-source-version" ] || cp "$(dirname "$1")/source-version" "$1/rue-source-version"
+}
+
 # The source must be the kernel's own: same Debian package version.
 if [ ! -f "$tarball" ] || { [ -n "$hdr_version" ] && [ "$src_version" != "$hdr_version" ]; }; then
 	if kdir=$(cached_tree); then
 		log "$source_pkg is ${src_version:-not installed}; using the tree prepared from $krel's own $hdr_version: $kdir"
+		stamp "$kdir"
 		echo "$kdir"
 		exit 0
 	fi
@@ -88,6 +95,7 @@ if [ -f "$dir/.rue-complete" ]; then
 	# What cached_tree compares (trees made before it recorded them gain them here).
 	[ -f "$dir/source-version" ] || echo "$src_version" >"$dir/source-version"
 	[ -f "$dir/headers.config" ] || cp "$headers/.config" "$dir/headers.config"
+	stamp "$kdir"
 	echo "$kdir"
 	exit 0
 fi
@@ -123,6 +131,7 @@ cp "$headers/Module.symvers" "$kdir/Module.symvers"
 	fail "the prepared tree's release is $(cat "$kdir/include/config/kernel.release"), expected $krel"
 
 echo "$src_version" >"$dir/source-version"
+stamp "$kdir"
 cp "$headers/.config" "$dir/headers.config"
 touch "$dir/.rue-complete"
 # Only the newest tree per kernel is used, and only installed kernels need one.

@@ -17,6 +17,6 @@ cd "$top"
 	printf '%s\n' Kbuild dkms.conf
 	find include src -type f \( -name '*.rs' -o -name '*.c' -o -name '*.h' \) ! -name '*_generated.rs'
 	find mirrors -type f
-	printf 'tools/%s\n' mirrors.sh debian/toolchain-check.sh debian/prepare-kernel.sh \
+	printf 'tools/%s\n' mirrors.sh identity.sh debian/toolchain-check.sh debian/prepare-kernel.sh \
 		debian/build-module.sh
 } | sort | cpio -pdm --quiet "$dest"

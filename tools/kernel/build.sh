@@ -30,7 +30,8 @@ src_version() {
 	dpkg-query -W -f='${Version}' linux-source-7.3 2>/dev/null || echo unknown
 }
 
-key="$(src_version)-$(sha256sum "$fragment" | cut -c1-16)"
+# The fragment, and how the build is stamped (below).
+key="$(src_version)-$({ cat "$fragment"; echo "stamp: 1"; } | sha256sum | cut -c1-16)"
 srcdir="$cache/src/linux-source-7.3-$(src_version)"
 kdir="$cache/kernel-$key"
 
@@ -59,7 +60,12 @@ fi
 
 mkdir -p "$kdir"
 # Everything make prints goes to stderr: stdout carries only the path (callers capture it).
-kmake() { make -C "$srcdir" O="$kdir" LLVM=-19 -j"$jobs" "$@" >&2; }
+# Stamped with the key, not the time: `uname -v` is "#1 SMP PREEMPT_DYNAMIC KEY", the same
+# after a relink (below), and the module compares it at load (src/identity.rs).
+kmake() {
+	make -C "$srcdir" O="$kdir" LLVM=-19 -j"$jobs" KBUILD_BUILD_VERSION=1 \
+		KBUILD_BUILD_VERSION_TIMESTAMP="$key" "$@" >&2
+}
 
 log "configuring $kdir"
 kmake -s tinyconfig >/dev/null
@@ -88,6 +94,18 @@ done <"$fragment"
 log "building (jobs=$jobs)"
 start=$(date +%s)
 kmake all
+if [ -z "${RUE_KERNEL_FRAGMENT:-}" ]; then
+	# Another build of the same tree, which only its version tells apart (a rebuilt kernel,
+	# or a same-ABI upload): the module built against the tree must refuse it (make check's
+	# identity_test). The tree is then relinked as it was.
+	log "relinking another build (#2) for the identity test"
+	kmake KBUILD_BUILD_VERSION=2 bzImage
+	mkdir -p "$kdir/other-build"
+	cp "$kdir/arch/x86/boot/bzImage" "$kdir/other-build/bzImage"
+	kmake bzImage
+	grep -q '"#1 ' "$kdir/include/generated/utsversion.h" ||
+		{ log "the tree was not relinked as build #1"; exit 1; }
+fi
 # UAPI headers for the selftests (linux/user_events.h): $kdir/usr/include.
 kmake -s headers
 echo $(($(date +%s) - start)) >"$kdir/build-seconds"

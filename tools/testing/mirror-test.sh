@@ -14,6 +14,7 @@
 #    VM (a_changed_mirror_is_built_with_its_fallback).
 # 2. dyn_event_add() gains a statement: the mirror has no exported fallback, so
 #    the build must stop, naming it, and make no module.
+# 3. A configuration the mirrors were not audited with (below).
 #
 # The copies are hard links of KDIR's source but for the changed file, which is
 # written anew, made beside the source (the same file system) and removed at the
@@ -125,6 +126,28 @@ elif grep -q "the kernel's dyn_event_add (kernel/trace/trace_dynevent.h) differs
 else
 	cat "$log"
 	fail "$name: the build did not stop on the changed dyn_event_add(), or did not say why"
+fi
+
+# 3. A configuration choice the mirrors assume (mirrors/list's config lines): KDIR's own
+#    auto.conf with CONFIG_NEED_SRCU_NMI_SAFE=y added turns inline_section off, naming it;
+#    tools/mirrors.sh alone, as Kbuild runs it (no build: the objects are KDIR's).
+name=config
+mkdir -p "$out/$name"
+sed '$a CONFIG_NEED_SRCU_NMI_SAFE=y' "$kdir/include/config/auto.conf" >"$out/$name/auto.conf"
+if sh "$top/tools/mirrors.sh" "$src" "$top/mirrors" x86 "$out/$name/auto.conf" \
+	>"$out/$name/mirrors_generated.rs" 2>"$out/$name/build.log"; then
+	if grep -q 'the kernel has CONFIG_NEED_SRCU_NMI_SAFE=y; the module.s mirrors were audited with n' "$out/$name/build.log" &&
+		grep -qx 'pub(crate) const INLINE_SECTION: bool = false;' "$out/$name/mirrors_generated.rs" &&
+		[ "$(grep -c ': bool = false;' "$out/$name/mirrors_generated.rs")" -eq 1 ] &&
+		grep -qx 'pub(crate) const CHANGED: &str = "CONFIG_NEED_SRCU_NMI_SAFE=y";' "$out/$name/mirrors_generated.rs"; then
+		pass "$name: a configuration the mirrors were not audited with turns inline_section off, naming it"
+	else
+		cat "$out/$name/build.log" "$out/$name/mirrors_generated.rs"
+		fail "$name: CONFIG_NEED_SRCU_NMI_SAFE=y did not turn inline_section alone off"
+	fi
+else
+	cat "$out/$name/build.log"
+	fail "$name: tools/mirrors.sh failed on an auto.conf with CONFIG_NEED_SRCU_NMI_SAFE=y"
 fi
 
 [ $fails -eq 0 ]

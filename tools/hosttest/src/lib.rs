@@ -25,6 +25,8 @@ mod grammar_tests;
 #[cfg(test)]
 mod jhash_tests;
 #[cfg(test)]
+mod kernel_build_tests;
+#[cfg(test)]
 mod ksym_text_tests;
 #[cfg(test)]
 mod matching_tests;
