@@ -54,7 +54,8 @@
 //! calling task's own memory, first tries one atomic access through the task's own mapping with
 //! page faults disabled ([`write_own_bit`]), which fails wherever the pin would. If the page is
 //! absent or still shared copy-on-write, REG and UNREG fault it in themselves outside
-//! `event_mutex` and retry, at most [`MAX_ATTEMPTS`] times. A status change or a fork copy
+//! `event_mutex` and `reg_mutex` and retry, at most [`MAX_ATTEMPTS`] times (a REG from its
+//! `EADDRINUSE` check, [`create`]; an UNREG's clear, [`clear_faulting`]). A status change or a fork copy
 //! instead queues the enabler on its scope's fault list (at most once: the list tracks
 //! membership), and the list is drained by one of two:
 //!
@@ -68,8 +69,9 @@
 //! A scope has one fault work item, so a fault-in that blocks (a page of the process's own FUSE
 //! file, say) holds one worker, or the process's own task, and that process's own bits only.
 //! REG and UNREG fault in as upstream does, killably (`fixup_user_fault` with `unlocked`), but
-//! first before taking `reg_mutex` ([`prefault`]), so a fault that blocks holds no lock other
-//! programs need; the drains pass no `unlocked` and never wait for a userfaultfd handler.
+//! never with `reg_mutex` held (first before taking it, [`prefault`], and between attempts
+//! with it released), so a fault that blocks holds no lock other programs need; the drains
+//! pass no `unlocked` and never wait for a userfaultfd handler.
 //!
 //! # Locking
 //!
@@ -945,27 +947,28 @@ pub(crate) fn prefault(scope: &Scope, addr: u64) {
     let _ = fault_in(&scope.mm, addr, Wait::Killable);
 }
 
-/// Writes `bit` with bounded fault-in retries, taking `event_mutex` only around each write
-/// (upstream's registration and UNREG loops, in the calling task: killable, as upstream's).
-/// Returns the last write's result.
-fn write_bit_faulting(mm: &Mm, addr: u64, mut write: impl FnMut(&mut Held) -> Result) -> Result {
-    let mut result = Err(EFAULT);
-    for _ in 0..MAX_ATTEMPTS {
-        result = write(&mut Held::lock());
-        if result != Err(EFAULT) || fault_in(mm, addr, Wait::Killable).is_err() {
-            break;
-        }
-    }
-    result
+/// How many times REG and UNREG write an enable word, faulting it in between (upstream's
+/// registration and UNREG loops).
+pub(crate) const WORD_ATTEMPTS: u32 = MAX_ATTEMPTS;
+
+/// Faults the calling task's enable word at `addr` in for REG's or UNREG's next attempt, as
+/// upstream's loops do: killably, waiting for a userfaultfd handler or a slow file if it must.
+/// Called with neither `reg_mutex` nor `event_mutex` held, so a fault that blocks holds no lock
+/// other programs need. `EFAULT` if the word cannot be faulted in.
+pub(crate) fn fault_in_word(scope: &Scope, addr: u64) -> Result {
+    fault_in(&scope.mm, addr, Wait::Killable).map_err(|_| EFAULT)
 }
 
-/// Creates the enabler for a registration and writes the event's current state into it,
-/// faulting the word in (outside `event_mutex`) up to ten times (upstream
-/// `user_event_enabler_create`). The caller holds `reg_mutex`, a reference on `event`, and has
-/// checked `EADDRINUSE` ([`Scope::reserve`], which gave it `nodes`).
+/// Creates the enabler for a registration and writes the event's current state into it
+/// (upstream `user_event_enabler_create`), in one `event_mutex` section. The caller holds
+/// `reg_mutex`, a reference on `event`, and has checked `EADDRINUSE` ([`Scope::reserve`], which
+/// gave it `nodes`).
 ///
-/// Takes a reference on `event` when it succeeds. Fails with `EFAULT` when the word cannot be
-/// written (upstream returns `ENOMEM`, quirk Q1; see Documentation/deviations.md).
+/// Takes a reference on `event` when it succeeds. `EFAULT` when the word cannot be written now:
+/// nothing was created, and the caller faults the word in with `reg_mutex` released
+/// ([`fault_in_word`]) and registers again, up to [`WORD_ATTEMPTS`] times; after the last, the
+/// REG fails with `EFAULT` (upstream returns `ENOMEM`, quirk Q1; see
+/// Documentation/deviations.md).
 pub(crate) fn create(
     scope: &Arc<Scope>,
     event: &UserEvent,
@@ -973,41 +976,53 @@ pub(crate) fn create(
     bit: u8,
     nodes: TreeNodes,
 ) -> Result {
-    let mut new = Some(NewEnabler::new(
-        scope,
-        NonNull::from(event),
-        addr,
-        bit,
-        nodes,
-    )?);
-    write_bit_faulting(&scope.mm, addr, |held| {
-        let set = event.status() != 0;
-        write_bit(&scope.mm, addr, bit, set).map_err(|e| if e == ENOENT { EFAULT } else { e })?;
-        if let Some(new) = new.take() {
-            let (born, _) = scope.next_seq();
-            let (_, unused) = new.insert(held, born);
-            scope.keep_spare(held, unused);
-        }
-        Ok(())
-    })
+    let new = NewEnabler::new(scope, NonNull::from(event), addr, bit, nodes)?;
+    let mut held = Held::lock();
+    let set = event.status() != 0;
+    write_bit(&scope.mm, addr, bit, set).map_err(|e| if e == ENOENT { EFAULT } else { e })?;
+    let (born, _) = scope.next_seq();
+    let (_, unused) = new.insert(&mut held, born);
+    scope.keep_spare(&mut held, unused);
+    Ok(())
 }
 
 /// `DIAG_IOCSUNREG`: removes the scope's enabler at `addr`/`bit` and clears the bit in its
-/// memory, even while the event is enabled, faulting the word in outside `event_mutex` if
-/// needed. `ENOENT` if there was none (the bit is then left alone).
+/// memory, even while the event is enabled. `ENOENT` if there was none (the bit is then left
+/// alone). `EFAULT` when the enabler was removed but its word cannot be written now: the caller
+/// releases `reg_mutex` and finishes with [`clear_faulting`].
 ///
-/// The first clear is tried in the same `event_mutex` section as the removal, and, as a task
+/// The clear is tried in the same `event_mutex` section as the removal, and, as a task
 /// unregisters its own words, first through its own mapping ([`write_own_bit`]).
 pub(crate) fn unregister(scope: &Scope, addr: u64, bit: u8) -> Result {
-    let mut removed = false;
-    write_bit_faulting(&scope.mm, addr, |held| {
-        if !removed {
-            remove(held, scope, addr, bit)?;
-            removed = true;
+    let mut held = Held::lock();
+    remove(&mut held, scope, addr, bit)?;
+    clear_own(scope, addr, bit)
+}
+
+/// UNREG's clear after [`unregister`] found the word not writable: faults it in (with
+/// `reg_mutex` released: killably, holding no lock) and clears the bit, up to
+/// [`WORD_ATTEMPTS`] times in all. A REG of the same word and bit in the meantime owns the bit
+/// again, and is left alone.
+pub(crate) fn clear_faulting(scope: &Scope, addr: u64, bit: u8) -> Result {
+    let mut result = Err(EFAULT);
+    for _ in 1..WORD_ATTEMPTS {
+        fault_in_word(scope, addr)?;
+        let mut held = Held::lock();
+        if scope.has(&mut held, addr, bit) {
+            return Ok(());
         }
-        write_own_bit(&scope.mm, addr, bit, false)
-            .or_else(|_| write_bit(&scope.mm, addr, bit, false))
-    })
+        result = clear_own(scope, addr, bit);
+        if result != Err(EFAULT) {
+            break;
+        }
+    }
+    result
+}
+
+/// Clears `bit` of the word at `addr`, through the task's own mapping when it is the scope's.
+/// Called under `event_mutex`, as every enable bit is written.
+fn clear_own(scope: &Scope, addr: u64, bit: u8) -> Result {
+    write_own_bit(&scope.mm, addr, bit, false).or_else(|_| write_bit(&scope.mm, addr, bit, false))
 }
 
 /// Removes the scope's enabler at `addr`/`bit` from its scope and the index by event (UNREG);

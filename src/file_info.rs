@@ -347,18 +347,36 @@ impl FileInfo {
         let scope = scope::current_or_create()?;
         scope.complete_copy();
         enabler::prefault(&scope, enable_addr);
-        // Held from the `EADDRINUSE` check to the enabler's creation, as upstream holds it for
-        // the whole ioctl: two threads registering the same word cannot both pass the check.
-        let _reg = self.group.reg_mutex.lock();
-        let nodes = scope.reserve(&mut Held::lock(), enable_addr, enable_bit)?;
-        let name = read_name(name_args)?;
-        // Upstream accepts any bytes in a name; this module needs UTF-8 (deviations.md).
-        let name = grammar::utf8(&name).ok_or(EINVAL)?;
-
-        let event = self.group.find_or_create(name, flags)?;
-        let index = self.add_ref(&event)?;
-        enabler::create(&scope, &event, enable_addr, enable_bit, nodes)?;
-        // A failure to report the index is ignored, as upstream.
+        // Read before `reg_mutex`, so that a name in memory that blocks (a userfaultfd nobody
+        // serves, a FUSE file) holds no lock; its errno comes after `EADDRINUSE`, as upstream's.
+        let name = read_name(name_args);
+        let mut attempts = 1;
+        let index = loop {
+            // Held from the `EADDRINUSE` check to the enabler's creation, as upstream holds it
+            // for the whole ioctl: two threads registering the same word cannot both pass the
+            // check. Not across a fault of the enable word: that is faulted in with the lock
+            // released, and the registration starts again from the check.
+            let reg = self.group.reg_mutex.lock();
+            let nodes = scope.reserve(&mut Held::lock(), enable_addr, enable_bit)?;
+            let name = name.as_deref().map_err(|e| *e)?;
+            // Upstream accepts any bytes in a name; this module needs UTF-8 (deviations.md).
+            let name = grammar::utf8(name).ok_or(EINVAL)?;
+            let event = self.group.find_or_create(name, flags)?;
+            let index = self.add_ref(&event)?;
+            match enabler::create(&scope, &event, enable_addr, enable_bit, nodes) {
+                Err(e) if e == EFAULT && attempts < enabler::WORD_ATTEMPTS => {
+                    drop(reg);
+                    attempts += 1;
+                    enabler::fault_in_word(&scope, enable_addr)?;
+                }
+                result => {
+                    result?;
+                    break index;
+                }
+            }
+        };
+        // Reported after `reg_mutex`, which a fault here does not hold; a failure is ignored,
+        // as upstream's.
         // CAST: As upstream's `(u32)index`; an index counts the file's events, far below `u32::MAX`.
         let write_index = index as u32;
         let _ = UserSlice::new(
@@ -401,8 +419,15 @@ impl FileInfo {
         let scope = scope::current().ok_or(ENOENT)?;
         scope.complete_copy();
         enabler::prefault(&scope, disable_addr);
-        let _reg = self.group.reg_mutex.lock();
-        enabler::unregister(&scope, disable_addr, disable_bit)
+        let removed = {
+            let _reg = self.group.reg_mutex.lock();
+            enabler::unregister(&scope, disable_addr, disable_bit)
+        };
+        match removed {
+            // Removed, but the word was not writable: cleared with `reg_mutex` released.
+            Err(e) if e == EFAULT => enabler::clear_faulting(&scope, disable_addr, disable_bit),
+            result => result,
+        }
     }
 
     /// `write(2)`/`writev(2)`: `[s32 write_index][payload]` (upstream `user_events_write_core`).

@@ -16,6 +16,9 @@
  *   - reg_behind_a_blocked_fault_waits_alone_and_is_killable: a REG whose enable word is behind
  *     a userfaultfd nobody serves waits in the fault (as upstream's), others register meanwhile,
  *     and a SIGKILL ends it;
+ *   - reg_with_its_name_behind_a_blocked_fault_holds_no_lock: the same with the REG's name
+ *     string behind the userfaultfd: another process, in a bounded child, registers and
+ *     unregisters meanwhile (upstream reads the name under its registration lock);
  *   - status_after_fork_reaches_the_togglers_own_word: with the word's page shared copy-on-write
  *     by a fork before each of 500 enables and 500 disables, the bit already shows the new
  *     state when the process's own write to `enable` returns; toggled by another process, it
@@ -1244,6 +1247,35 @@ static pid_t bf_start(int *uffd, int *back)
 	return pid;
 }
 
+#define BN_EVENT "__rue_en_bn"
+
+static int bn_blocked(int sock, int back);
+
+/* Forks bn_blocked(); its userfaultfd in *@uffd, its pipe in *@back. */
+static pid_t bn_start(int *uffd, int *back)
+{
+	int sv[2], pipefd[2];
+	pid_t pid;
+
+	if (socketpair(AF_UNIX, SOCK_STREAM, 0, sv) || pipe(pipefd))
+		return -1;
+	fflush(stdout);
+	fflush(stderr);
+	pid = fork();
+	if (pid == 0) {
+		die_with_parent();
+		close(sv[0]);
+		close(pipefd[0]);
+		_exit(bn_blocked(sv[1], pipefd[1]));
+	}
+	close(sv[1]);
+	close(pipefd[1]);
+	*uffd = pid > 0 ? rue_recv_fd(sv[0], 0) : -1;
+	close(sv[0]);
+	*back = pipefd[0];
+	return pid;
+}
+
 /* 1 once the userfaultfd @uffd reports a fault (the REG is waiting in it), its address in *@at. */
 static int bf_fault_seen(int uffd, unsigned long long *at)
 {
@@ -1302,6 +1334,122 @@ TEST_F_TIMEOUT(enabler, reg_behind_a_blocked_fault_waits_alone_and_is_killable, 
 	close(uffd);
 	close(back);
 	EXPECT_TRUE(event_gone_within(BF_EVENT, rue_bound_ms(10000), &took, &r));
+}
+
+/*
+ * The blocked process of a name: the REG's name string "@name u32 x" starts at the beginning of
+ * a page guarded by a userfaultfd it hands to the test over @sock and never serves; its enable
+ * word is ordinary memory. It reports the REG's result on @back.
+ */
+static int bn_blocked(int sock, int back)
+{
+	char *page = mmap(NULL, RUE_PAGE_SIZE, PROT_READ | PROT_WRITE,
+			  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	struct uffdio_api api = { .api = UFFD_API };
+	struct uffdio_register reg = {
+		.range = { .start = (uintptr_t)page, .len = RUE_PAGE_SIZE },
+		.mode = UFFDIO_REGISTER_MODE_MISSING,
+	};
+	volatile __u32 word = 0;
+	int uffd, fd, r;
+
+	if (page == MAP_FAILED)
+		return 2;
+	uffd = syscall(__NR_userfaultfd, O_CLOEXEC);
+	if (uffd < 0 || ioctl(uffd, UFFDIO_API, &api) || ioctl(uffd, UFFDIO_REGISTER, &reg) ||
+	    rue_send_fd(sock, uffd, 0))
+		return 3;
+	fd = open(DATA_FILE, O_RDWR);
+	if (fd < 0)
+		return 4;
+	/* The name is read from the page only: rue_reg() passes its address. */
+	r = rue_reg_word(fd, page, &word, 0);
+	if (!r && word != 0)
+		r = -EBADMSG;
+	if (!r)
+		r = rue_unreg(fd, &word, 0);
+	return write(back, &r, sizeof(r)) == sizeof(r) ? 0 : 5;
+}
+
+/*
+ * Another process's REG and UNREG of an unrelated event, in a child bounded by @ms: 0 and the
+ * time in *@took if it finished in time, -ETIMEDOUT if not (the child, which may be waiting for
+ * a lock no signal breaks, is then reaped by bn_reap() once the test released what it waits
+ * for), or the REG's or UNREG's -errno.
+ */
+static int bn_other_reg(long long ms, long long *took, pid_t *child)
+{
+	struct { int r; long long took; } *res = shared_mem(sizeof(*res));
+	int status, done;
+
+	if (!res)
+		return -ENOMEM;
+	res->r = -EINPROGRESS;
+	fflush(stdout);
+	fflush(stderr);
+	*child = fork();
+	if (*child < 0)
+		return -errno;
+	if (*child == 0) {
+		die_with_parent();
+		res->r = scale_other_reg(&res->took, 0);
+		_exit(0);
+	}
+	done = wait_pid_ms(*child, ms, &status);
+	if (done != 1)
+		return -ETIMEDOUT;
+	*child = 0;
+	*took = res->took;
+	return res->r;
+}
+
+/* Reaps a child bn_other_reg() left running, within @ms; 1 if it was reaped or none was left. */
+static int bn_reap(pid_t child, long long ms)
+{
+	int status;
+
+	return !child || wait_pid_ms(child, ms, &status) == 1;
+}
+
+/*
+ * A REG whose name string is behind a userfaultfd nobody serves waits in the fault with no lock
+ * held: another process registers and unregisters meanwhile, in a child bounded by the same
+ * limit as above (under a regression it would wait until the fault is served, and the test says
+ * so instead of hanging). Served, the waiting REG then succeeds.
+ */
+TEST_F_TIMEOUT(enabler, reg_with_its_name_behind_a_blocked_fault_holds_no_lock, 300)
+{
+	struct uffdio_copy copy = { .len = RUE_PAGE_SIZE };
+	char *name = calloc(1, RUE_PAGE_SIZE);
+	unsigned long long at = 0;
+	int uffd, back, r = -1, status;
+	long long took = -1;
+	pid_t pid, other = 0;
+
+	ASSERT_NE(NULL, name);
+	strcpy(name, BN_EVENT " u32 x");
+	pid = bn_start(&uffd, &back);
+	ASSERT_NE(-1, pid);
+	ASSERT_LE(0, uffd);
+	ASSERT_TRUE(bf_fault_seen(uffd, &at)) TH_LOG("the REG did not wait for its name's page");
+	r = bn_other_reg(rue_bound_ms(BF_OTHER_LIMIT_MS), &took, &other);
+	EXPECT_EQ(0, r) TH_LOG("another process's REG and UNREG while a REG waits for its name: %s",
+			       r == -ETIMEDOUT ? "not done within the bound" : strerror(-r));
+	if (!r)
+		ksft_print_msg("%s: another process's REG and UNREG while a REG waits for its name: %lld ms\n",
+			       BN_EVENT, took);
+	/* The name's page, served: the waiting REG goes on, and so does a child left waiting. */
+	copy.dst = at & ~((unsigned long long)RUE_PAGE_SIZE - 1);
+	copy.src = (uintptr_t)name;
+	ASSERT_EQ(0, ioctl(uffd, UFFDIO_COPY, &copy));
+	ASSERT_EQ(1, wait_pid_ms(pid, rue_bound_ms(BF_FAULT_LIMIT_MS), &status));
+	EXPECT_EQ(sizeof(r), read(back, &r, sizeof(r)));
+	EXPECT_EQ(0, r) TH_LOG("the REG after its name's page was served: %s", strerror(-r));
+	EXPECT_TRUE(bn_reap(other, rue_bound_ms(BF_FAULT_LIMIT_MS)));
+	close(uffd);
+	close(back);
+	free(name);
+	EXPECT_TRUE(event_gone_within(BN_EVENT, rue_bound_ms(10000), &took, &r));
 }
 
 /* -------------------------------------------------------------------------------------------- */
