@@ -16,7 +16,7 @@ import sys
 
 src = sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(__file__), "..", "src")
 mods = sorted(os.path.basename(f)[:-3] for f in glob.glob(os.path.join(src, "*.rs")))
-mods = [m for m in mods if m not in ("bindings_generated", "mirrors_generated", "rust_user_events_main")]
+mods = [m for m in mods if not m.endswith("_generated") and m != "rust_user_events_main"]
 mods.append("logic")
 
 
