@@ -525,7 +525,7 @@ case " $kernels " in
 		install -m 0755 "$top/tools/testing/identity_test.sh" "$id/bin/identity_test"
 		echo "rue-run identity_test identity_test" >"$id/check-cmd.sh"
 		lane identity suite "test kernel, another build of its release" identity "$id/check-cmd.sh" \
-			--kernel "$kdir/other-build/bzImage" --no-module --add "$id"
+			--kernel "$kdir/other-build/bzImage" --no-module --add "$build/guest" --add "$id"
 	else
 		echo "FAIL guest: no other build of the test kernel, or no recorded build, for the identity test"
 		failed=$((failed + 1))
