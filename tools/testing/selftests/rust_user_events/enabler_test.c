@@ -1194,26 +1194,39 @@ TEST_F_TIMEOUT(enabler, others_fork_copies_do_not_delay_a_first_reg, 900)
 #define BF_OTHER_LIMIT_MS 5000	/* another process's REG and UNREG meanwhile */
 
 /*
- * The blocked process: guards a page with a userfaultfd that it hands to the test over @sock
- * and never serves, then registers with its enable word in that page. Its REG waits in the
- * fault, as upstream's does; it reports the REG's result on @back.
+ * A page guarded by a userfaultfd that is handed to the test over @sock and never served by
+ * this process; NULL if it cannot be made.
  */
-static int bf_blocked(int sock, int back)
+static void *bf_guarded_page(int sock)
 {
-	volatile __u32 *page = mmap(NULL, RUE_PAGE_SIZE, PROT_READ | PROT_WRITE,
-				    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	void *page = mmap(NULL, RUE_PAGE_SIZE, PROT_READ | PROT_WRITE,
+			  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	struct uffdio_api api = { .api = UFFD_API };
 	struct uffdio_register reg = {
 		.range = { .start = (uintptr_t)page, .len = RUE_PAGE_SIZE },
 		.mode = UFFDIO_REGISTER_MODE_MISSING,
 	};
-	int uffd, fd, r;
+	int uffd;
 
 	if (page == MAP_FAILED)
-		return 2;
+		return NULL;
 	uffd = syscall(__NR_userfaultfd, O_CLOEXEC);
 	if (uffd < 0 || ioctl(uffd, UFFDIO_API, &api) || ioctl(uffd, UFFDIO_REGISTER, &reg) ||
 	    rue_send_fd(sock, uffd, 0))
+		return NULL;
+	return page;
+}
+
+/*
+ * The blocked process: registers with its enable word in a guarded page (bf_guarded_page()).
+ * Its REG waits in the fault, as upstream's does; it reports the REG's result on @back.
+ */
+static int bf_blocked(int sock, int back)
+{
+	volatile __u32 *page = bf_guarded_page(sock);
+	int fd, r;
+
+	if (!page)
 		return 3;
 	fd = open(DATA_FILE, O_RDWR);
 	if (fd < 0)
@@ -1222,8 +1235,10 @@ static int bf_blocked(int sock, int back)
 	return write(back, &r, sizeof(r)) == sizeof(r) ? 0 : 5;
 }
 
-/* Forks bf_blocked(); its userfaultfd in *@uffd, its pipe in *@back. */
-static pid_t bf_start(int *uffd, int *back)
+/*
+ * Forks @blocked (bf_blocked(), bn_blocked()); its userfaultfd in *@uffd, its pipe in *@back.
+ */
+static pid_t bf_start(int (*blocked)(int sock, int back), int *uffd, int *back)
 {
 	int sv[2], pipefd[2];
 	pid_t pid;
@@ -1237,7 +1252,7 @@ static pid_t bf_start(int *uffd, int *back)
 		die_with_parent();
 		close(sv[0]);
 		close(pipefd[0]);
-		_exit(bf_blocked(sv[1], pipefd[1]));
+		_exit(blocked(sv[1], pipefd[1]));
 	}
 	close(sv[1]);
 	close(pipefd[1]);
@@ -1248,33 +1263,6 @@ static pid_t bf_start(int *uffd, int *back)
 }
 
 #define BN_EVENT "__rue_en_bn"
-
-static int bn_blocked(int sock, int back);
-
-/* Forks bn_blocked(); its userfaultfd in *@uffd, its pipe in *@back. */
-static pid_t bn_start(int *uffd, int *back)
-{
-	int sv[2], pipefd[2];
-	pid_t pid;
-
-	if (socketpair(AF_UNIX, SOCK_STREAM, 0, sv) || pipe(pipefd))
-		return -1;
-	fflush(stdout);
-	fflush(stderr);
-	pid = fork();
-	if (pid == 0) {
-		die_with_parent();
-		close(sv[0]);
-		close(pipefd[0]);
-		_exit(bn_blocked(sv[1], pipefd[1]));
-	}
-	close(sv[1]);
-	close(pipefd[1]);
-	*uffd = pid > 0 ? rue_recv_fd(sv[0], 0) : -1;
-	close(sv[0]);
-	*back = pipefd[0];
-	return pid;
-}
 
 /* 1 once the userfaultfd @uffd reports a fault (the REG is waiting in it), its address in *@at. */
 static int bf_fault_seen(int uffd, unsigned long long *at)
@@ -1305,7 +1293,7 @@ TEST_F_TIMEOUT(enabler, reg_behind_a_blocked_fault_waits_alone_and_is_killable, 
 	pid_t pid;
 
 	/* Served: the REG waits in the fault, others do not wait for it, and it then succeeds. */
-	pid = bf_start(&uffd, &back);
+	pid = bf_start(bf_blocked, &uffd, &back);
 	ASSERT_NE(-1, pid);
 	ASSERT_LE(0, uffd);
 	ASSERT_TRUE(bf_fault_seen(uffd, &at)) TH_LOG("the REG did not wait for the userfaultfd");
@@ -1323,7 +1311,7 @@ TEST_F_TIMEOUT(enabler, reg_behind_a_blocked_fault_waits_alone_and_is_killable, 
 	close(back);
 
 	/* Never served: a SIGKILL ends the waiting REG. */
-	pid = bf_start(&uffd, &back);
+	pid = bf_start(bf_blocked, &uffd, &back);
 	ASSERT_NE(-1, pid);
 	ASSERT_LE(0, uffd);
 	ASSERT_TRUE(bf_fault_seen(uffd, &at));
@@ -1337,27 +1325,17 @@ TEST_F_TIMEOUT(enabler, reg_behind_a_blocked_fault_waits_alone_and_is_killable, 
 }
 
 /*
- * The blocked process of a name: the REG's name string "@name u32 x" starts at the beginning of
- * a page guarded by a userfaultfd it hands to the test over @sock and never serves; its enable
- * word is ordinary memory. It reports the REG's result on @back.
+ * The blocked process of a name: the REG's name string starts at the beginning of a guarded
+ * page (bf_guarded_page()); its enable word is ordinary memory. It reports the REG's (and
+ * UNREG's) result on @back.
  */
 static int bn_blocked(int sock, int back)
 {
-	char *page = mmap(NULL, RUE_PAGE_SIZE, PROT_READ | PROT_WRITE,
-			  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	struct uffdio_api api = { .api = UFFD_API };
-	struct uffdio_register reg = {
-		.range = { .start = (uintptr_t)page, .len = RUE_PAGE_SIZE },
-		.mode = UFFDIO_REGISTER_MODE_MISSING,
-	};
+	char *page = bf_guarded_page(sock);
 	volatile __u32 word = 0;
-	int uffd, fd, r;
+	int fd, r;
 
-	if (page == MAP_FAILED)
-		return 2;
-	uffd = syscall(__NR_userfaultfd, O_CLOEXEC);
-	if (uffd < 0 || ioctl(uffd, UFFDIO_API, &api) || ioctl(uffd, UFFDIO_REGISTER, &reg) ||
-	    rue_send_fd(sock, uffd, 0))
+	if (!page)
 		return 3;
 	fd = open(DATA_FILE, O_RDWR);
 	if (fd < 0)
@@ -1428,7 +1406,7 @@ TEST_F_TIMEOUT(enabler, reg_with_its_name_behind_a_blocked_fault_holds_no_lock, 
 
 	ASSERT_NE(NULL, name);
 	strcpy(name, BN_EVENT " u32 x");
-	pid = bn_start(&uffd, &back);
+	pid = bf_start(bn_blocked, &uffd, &back);
 	ASSERT_NE(-1, pid);
 	ASSERT_LE(0, uffd);
 	ASSERT_TRUE(bf_fault_seen(uffd, &at)) TH_LOG("the REG did not wait for its name's page");
