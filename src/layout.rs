@@ -48,7 +48,7 @@ macro_rules! constant {
 }
 
 /// How many facts there are: `thread_info.flags` and `pt_regs` are read on x86-64 only.
-const FACTS: usize = if cfg!(CONFIG_X86_64) { 45 } else { 40 };
+const FACTS: usize = if cfg!(CONFIG_X86_64) { 46 } else { 41 };
 
 /// The Rust side of the check, in the order of `rue_layout_c`.
 fn rust_layout() -> [Fact; FACTS] {
@@ -56,6 +56,7 @@ fn rust_layout() -> [Fact; FACTS] {
         size!(file),
         offset!(file, private_data),
         offset!(inode, i_private),
+        offset!(dentry, d_inode),
         offset!(kiocb, ki_filp),
         offset!(seq_file, private),
         offset!(vfsmount, mnt_root),

@@ -39,6 +39,7 @@ const struct rue_layout_entry rue_layout_c[] = {
 	RUE_SIZE(file),
 	RUE_OFFSET(file, private_data),
 	RUE_OFFSET(inode, i_private),
+	RUE_OFFSET(dentry, d_inode),
 	RUE_OFFSET(kiocb, ki_filp),
 	RUE_OFFSET(seq_file, private),
 	RUE_OFFSET(vfsmount, mnt_root),

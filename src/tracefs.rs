@@ -146,10 +146,24 @@ unsafe impl Sync for RootFile {}
 
 impl Drop for RootFile {
     fn drop(&mut self) {
+        // SAFETY: By the type invariants `dentry` is our live, positive tracefs file.
+        let inode = unsafe { (*self.dentry.as_ptr()).d_inode };
+        // SAFETY: `inode` is the live inode of our file; the reference taken here keeps it past
+        // the removal, until the `iput` below.
+        unsafe { bindings::ihold(inode) };
         // SAFETY: By the type invariants `dentry` is our live tracefs file. This is what
         // `tracefs_remove` does: unhash and drop it (its `remove_one` callback only releases
         // the pin, done below instead).
         unsafe { bindings::simple_recursive_removal(self.dentry.as_ptr(), None) };
+        // A bind mount of the file (a container's) keeps its dentry and inode after the
+        // removal, and the inode's file operations are this module's, which are gone once it
+        // is unloaded: an open through that mount would call freed code. The kernel's bad
+        // inode (its own, built-in operations) refuses every open with `EIO` instead.
+        // SAFETY: `inode` is held by the reference taken above; nothing reaches it through
+        // tracefs any more, and `make_bad_inode` only replaces its mode, times and operations.
+        unsafe { bindings::make_bad_inode(inode) };
+        // SAFETY: Drops the reference taken above.
+        unsafe { bindings::iput(inode) };
         // SAFETY: The file held one pin (type invariants), released exactly once here.
         unsafe { bindings::simple_release_fs(self.mount.as_ptr(), self.mount_count.as_ptr()) };
     }

@@ -5,6 +5,11 @@
  * and write events without root; without it the files keep upstream's
  * root-only modes; a value that is no gid fails the load.
  *
+ * Containers: a client given only user_events_data, bind-mounted into mount and PID
+ * namespaces of its own with no tracefs, or only a descriptor passed in, registers and
+ * writes while a tracer outside records it; a bind mount of the file over a reload of the
+ * module refuses every open (EIO) until the new file is bound.
+ *
  * Each test reloads /rue/rust_user_events.ko (RUE_MODULE names another .ko)
  * and its teardown loads it again without parameters, whatever happened, and
  * puts back the tracefs mount's mode and gid. Children drop to unprivileged
@@ -12,21 +17,26 @@
  * as Documentation/install.md tells administrators (tracefs's default 0700
  * keeps everyone but root out of every file under it).
  */
+#define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mount.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 #include <linux/capability.h>
+#include <linux/magic.h>
 
 #include "kselftest_harness.h"
 #include "rue_helpers.h"
@@ -194,35 +204,29 @@ static int expect_byte(int fd, char c)
 		}                                               \
 	} while (0)
 
-/*
- * A member of the group, with no capability: opens both files, registers
- * EVENT, is refused PERSIST and the deletion of a persistent event (EPERM,
- * upstream's answer without CAP_PERFMON), sees its enable bit follow the
- * parent's enable, writes one event, unregisters. Talks to the parent over
- * @in/@out: 'R' registered, 'E' enabled, 'W' written, 'D' disabled.
- */
-static void member(int in, int out)
+/* A child's exit status: 0 when it passed. */
+static int reap(pid_t pid)
 {
-	const gid_t groups[] = { GROUP };
-	static volatile __u32 enabled, persist_enabled;
-	__u32 payload = PAYLOAD;
-	char status[4096];
-	int ret, fd, idx;
+	int status;
 
-	ret = drop_privileges(MEMBER_UID, MEMBER_GID, groups, 1);
-	CHILD_CHECK(!ret, "drop privileges: %s", strerror(-ret));
-	fd = open(DATA_FILE, O_RDWR);
-	CHILD_CHECK(fd >= 0, "open user_events_data O_RDWR: %s", strerror(errno));
-	ret = read_file(STATUS_FILE, status, sizeof(status));
-	CHILD_CHECK(ret >= 0, "read user_events_status: %s", strerror(-ret));
-	ret = read_file(STATS_FILE, status, sizeof(status));
-	CHILD_CHECK(ret >= 0, "read user_events_stats: %s", strerror(-ret));
+	if (waitpid(pid, &status, 0) != pid)
+		return -1;
+	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+/*
+ * Registers EVENT on @fd, sees its enable bit follow the tracer's enable, writes one event and
+ * unregisters. Talks to the tracer over @in/@out: 'R' registered, 'E' enabled, 'W' written,
+ * 'D' disabled. Exits 0 when every step gave what it should.
+ */
+static void client(int fd, int in, int out)
+{
+	static volatile __u32 enabled;
+	__u32 payload = PAYLOAD;
+	int ret, idx;
+
 	idx = reg_flags(fd, EVENT " u32 x", (__u32 *)&enabled, 0);
 	CHILD_CHECK(idx >= 0, "REG: %s", strerror(-idx));
-	ret = reg_flags(fd, EVENT "_p u32 x", (__u32 *)&persist_enabled, USER_EVENT_REG_PERSIST);
-	CHILD_CHECK(ret == -EPERM, "REG with PERSIST: %d, not -EPERM", ret);
-	ret = del(fd, KEPT_EVENT);
-	CHILD_CHECK(ret == -EPERM, "DEL of a persistent event: %d, not -EPERM", ret);
 	CHILD_CHECK(!(enabled & (1u << 31)), "bit set before any enable");
 	CHILD_CHECK(!send_byte(out, 'R') && !expect_byte(in, 'E'), "handshake R/E");
 	CHILD_CHECK(bit_within(&enabled, 1), "enable bit not set within 5 s");
@@ -234,6 +238,222 @@ static void member(int in, int out)
 	CHILD_CHECK(!ret, "UNREG: %s", strerror(-ret));
 	close(fd);
 	_exit(0);
+}
+
+/*
+ * A member of the group, with no capability: opens both files, reads the status and the
+ * statistics, is refused PERSIST and the deletion of a persistent event (EPERM, upstream's
+ * answer without CAP_PERFMON), then is a client().
+ */
+static void member(int in, int out, int sock)
+{
+	const gid_t groups[] = { GROUP };
+	static volatile __u32 persist_enabled;
+	char status[4096];
+	int ret, fd;
+
+	(void)sock;
+	ret = drop_privileges(MEMBER_UID, MEMBER_GID, groups, 1);
+	CHILD_CHECK(!ret, "drop privileges: %s", strerror(-ret));
+	fd = open(DATA_FILE, O_RDWR);
+	CHILD_CHECK(fd >= 0, "open user_events_data O_RDWR: %s", strerror(errno));
+	ret = read_file(STATUS_FILE, status, sizeof(status));
+	CHILD_CHECK(ret >= 0, "read user_events_status: %s", strerror(-ret));
+	ret = read_file(STATS_FILE, status, sizeof(status));
+	CHILD_CHECK(ret >= 0, "read user_events_stats: %s", strerror(-ret));
+	ret = reg_flags(fd, EVENT "_p u32 x", (__u32 *)&persist_enabled, USER_EVENT_REG_PERSIST);
+	CHILD_CHECK(ret == -EPERM, "REG with PERSIST: %d, not -EPERM", ret);
+	ret = del(fd, KEPT_EVENT);
+	CHILD_CHECK(ret == -EPERM, "DEL of a persistent event: %d, not -EPERM", ret);
+	client(fd, in, out);
+}
+
+/*
+ * Where a container is given the one file: where clients look first (libtracepoint, the
+ * eventheader and tracepoint crates, .NET's provider), so they need no tracefs.
+ */
+#define CONTAINER_DATA DATA_FILE
+
+/*
+ * Makes the calling process (root) a container-like one, as a container runtime does: mount
+ * and PID namespaces of its own and a root directory of its own (an empty tmpfs) holding
+ * nothing of the host but, with @bind, user_events_data bind-mounted at CONTAINER_DATA in a
+ * plain directory. Returns in the container's first process (PID 1 of its namespace), with no
+ * tracefs anywhere; the process that called it waits for that one and exits with its status.
+ * Exits on failure.
+ */
+static void enter_container(int bind)
+{
+	struct statfs fs;
+	pid_t pid;
+	int fd;
+
+	CHILD_CHECK(!unshare(CLONE_NEWNS | CLONE_NEWPID), "unshare: %s", strerror(errno));
+	pid = fork();
+	CHILD_CHECK(pid >= 0, "fork: %s", strerror(errno));
+	if (pid > 0)
+		_exit(reap(pid));
+	CHILD_CHECK(!mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL),
+		    "mount --make-rprivate /: %s", strerror(errno));
+	CHILD_CHECK(!mount("rue_container", "/tmp", "tmpfs", 0, "mode=0755"),
+		    "mount tmpfs: %s", strerror(errno));
+	CHILD_CHECK(!mkdir("/tmp/sys", 0755) && !mkdir("/tmp/sys/kernel", 0755) &&
+		    !mkdir("/tmp" TRACING, 0755), "mkdir: %s", strerror(errno));
+	if (bind) {
+		fd = open("/tmp" CONTAINER_DATA, O_CREAT | O_WRONLY, 0644);
+		CHILD_CHECK(fd >= 0, "create the mount point: %s", strerror(errno));
+		close(fd);
+		CHILD_CHECK(!mount(DATA_FILE, "/tmp" CONTAINER_DATA, NULL, MS_BIND, NULL),
+			    "bind mount: %s", strerror(errno));
+	}
+	CHILD_CHECK(!chroot("/tmp") && !chdir("/"), "chroot: %s", strerror(errno));
+	CHILD_CHECK(getpid() == 1, "pid %d in the container, not 1", getpid());
+	CHILD_CHECK(!statfs(TRACING, &fs) && fs.f_type == TMPFS_MAGIC,
+		    TRACING " in the container is no plain directory");
+	CHILD_CHECK(!exists(TRACING "/trace") && !exists(STATUS_FILE),
+		    "tracefs is visible in the container");
+}
+
+/*
+ * A container given only user_events_data: a member of the group, no capability, opens it
+ * where it is bind-mounted and is a client().
+ */
+static void container_member(int in, int out, int sock)
+{
+	const gid_t groups[] = { GROUP };
+	int ret, fd;
+
+	(void)sock;
+	enter_container(1);
+	ret = drop_privileges(MEMBER_UID, MEMBER_GID, groups, 1);
+	CHILD_CHECK(!ret, "drop privileges: %s", strerror(-ret));
+	fd = open(CONTAINER_DATA, O_RDWR);
+	CHILD_CHECK(fd >= 0, "open user_events_data O_RDWR: %s", strerror(errno));
+	client(fd, in, out);
+}
+
+/*
+ * A container given no file, not a member of any group, no capability: the descriptor it
+ * receives on @sock is all it has, and it is a client() with it.
+ */
+static void container_with_a_descriptor(int in, int out, int sock)
+{
+	int ret, fd;
+
+	enter_container(0);
+	ret = drop_privileges(OTHER_UID, OTHER_GID, NULL, 0);
+	CHILD_CHECK(!ret, "drop privileges: %s", strerror(-ret));
+	fd = rue_recv_fd(sock, 0);
+	CHILD_CHECK(fd >= 0, "no descriptor received");
+	client(fd, in, out);
+}
+
+/*
+ * With user_events_data bind-mounted at @bound in a mount namespace of its own, as a
+ * container has it, over a reload of the module (an upgrade): the mount still names the
+ * unloaded module's file, so every open through it fails with EIO (the kernel's bad inode,
+ * never the unloaded module's code); the file bound again is the new module's and works.
+ * Reports 'B' once bound and opened, and waits for 'U', the reload done.
+ */
+static void bound_over_a_reload(int in, int out, int sock)
+{
+	static volatile __u32 enabled;
+	const char *bound = "/tmp/user_events_data";
+	int ret, fd;
+
+	(void)sock;
+	CHILD_CHECK(!unshare(CLONE_NEWNS), "unshare: %s", strerror(errno));
+	CHILD_CHECK(!mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL),
+		    "mount --make-rprivate /: %s", strerror(errno));
+	CHILD_CHECK(!mount("rue_container", "/tmp", "tmpfs", 0, "mode=0755"),
+		    "mount tmpfs: %s", strerror(errno));
+	fd = open(bound, O_CREAT | O_WRONLY, 0644);
+	CHILD_CHECK(fd >= 0 && !close(fd), "create the mount point: %s", strerror(errno));
+	CHILD_CHECK(!mount(DATA_FILE, bound, NULL, MS_BIND, NULL), "bind: %s", strerror(errno));
+	ret = try_open(bound, O_RDWR);
+	CHILD_CHECK(!ret, "open before the reload: %s", strerror(-ret));
+	CHILD_CHECK(!send_byte(out, 'B') && !expect_byte(in, 'U'), "handshake B/U");
+
+	ret = try_open(bound, O_RDWR);
+	CHILD_CHECK(ret == -EIO, "open O_RDWR after the reload: %d, not -EIO", ret);
+	ret = try_open(bound, O_RDONLY);
+	CHILD_CHECK(ret == -EIO, "open O_RDONLY after the reload: %d, not -EIO", ret);
+
+	CHILD_CHECK(!umount2(bound, 0), "umount: %s", strerror(errno));
+	CHILD_CHECK(!mount(DATA_FILE, bound, NULL, MS_BIND, NULL), "bind again: %s",
+		    strerror(errno));
+	fd = open(bound, O_RDWR);
+	CHILD_CHECK(fd >= 0, "open when bound again: %s", strerror(errno));
+	ret = reg_flags(fd, EVENT " u32 x", (__u32 *)&enabled, 0);
+	CHILD_CHECK(ret >= 0, "REG when bound again: %s", strerror(-ret));
+	ret = rue_unreg(fd, (__u32 *)&enabled, 31);
+	CHILD_CHECK(!ret, "UNREG: %s", strerror(-ret));
+	close(fd);
+	_exit(0);
+}
+
+/* A child process that runs @fn, and the parent's ends of the two pipes it talks over. */
+struct child {
+	pid_t pid;
+	int to;		/* the parent's commands */
+	int from;	/* the child's answers */
+};
+
+/* Forks a child that runs @fn(in, out, @sock); pid -1 on failure. */
+static struct child start(void (*fn)(int in, int out, int sock), int sock)
+{
+	struct child c = { -1, -1, -1 };
+	int down[2], up[2];
+
+	if (pipe(down))
+		return c;
+	if (pipe(up)) {
+		close(down[0]);
+		close(down[1]);
+		return c;
+	}
+	c.pid = fork();
+	if (c.pid == 0) {
+		close(down[1]);
+		close(up[0]);
+		fn(down[0], up[1], sock);
+		_exit(1);
+	}
+	close(down[0]);
+	close(up[1]);
+	c.to = down[1];
+	c.from = up[0];
+	return c;
+}
+
+/* Closes the parent's pipes to @c and reaps it; its exit status (0: it passed). */
+static int finish(struct child *c)
+{
+	close(c->to);
+	close(c->from);
+	return reap(c->pid);
+}
+
+/*
+ * The tracer's side of a client(): enables EVENT once it is registered, finds the client's
+ * one event in the trace and disables EVENT again; then reaps the client, which must pass.
+ */
+static void trace_client(struct __test_metadata *_metadata, struct child *c)
+{
+	char trace[8192], line[64];
+
+	EXPECT_EQ(0, expect_byte(c->from, 'R'));
+	EXPECT_EQ(0, write_file(TRACING "/trace", ""));
+	EXPECT_EQ(0, write_file(TRACING "/events/user_events/" EVENT "/enable", "1"));
+	EXPECT_EQ(0, send_byte(c->to, 'E'));
+	EXPECT_EQ(0, expect_byte(c->from, 'W'));
+	/* Read while the event exists: the trace prints a deleted event's records as unknown. */
+	EXPECT_LT(0, read_file(TRACING "/trace", trace, sizeof(trace)));
+	snprintf(line, sizeof(line), EVENT ": x=0x%x (%u)\n", PAYLOAD, PAYLOAD);
+	EXPECT_NE(NULL, strstr(trace, line)) TH_LOG("no '%s' in trace:\n%s", line, trace);
+	EXPECT_EQ(0, write_file(TRACING "/events/user_events/" EVENT "/enable", "0"));
+	EXPECT_EQ(0, send_byte(c->to, 'D'));
+	EXPECT_EQ(0, finish(c));
 }
 
 /* Not a member, no capability: both files refuse it with EACCES. */
@@ -249,16 +469,6 @@ static void outsider(void)
 	ret = try_open(STATUS_FILE, O_RDONLY);
 	CHILD_CHECK(ret == -EACCES, "open user_events_status: %d, not -EACCES", ret);
 	_exit(0);
-}
-
-/* A child's exit status: 0 when it passed. */
-static int reap(pid_t pid)
-{
-	int status;
-
-	if (waitpid(pid, &status, 0) != pid)
-		return -1;
-	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
 /* A member opens user_events_data for writing and reads user_events_status. */
@@ -403,9 +613,7 @@ TEST_F(group, group_gets_data_read_write_and_status_read)
 TEST_F(group, member_registers_writes_and_unregisters_without_root)
 {
 	__u32 kept_enabled = 0;
-	int to_child[2], to_parent[2];
-	char trace[8192], line[64];
-	pid_t pid;
+	struct child c;
 	int fd;
 
 	ASSERT_EQ(0, reload("group=4242"));
@@ -418,32 +626,9 @@ TEST_F(group, member_registers_writes_and_unregisters_without_root)
 	ASSERT_EQ(0, rue_unreg(fd, &kept_enabled, 31));
 	ASSERT_EQ(0, close(fd));
 
-	ASSERT_EQ(0, pipe(to_child));
-	ASSERT_EQ(0, pipe(to_parent));
-	pid = fork();
-	ASSERT_LE(0, pid);
-	if (pid == 0) {
-		close(to_child[1]);
-		close(to_parent[0]);
-		member(to_child[0], to_parent[1]);
-	}
-	close(to_child[0]);
-	close(to_parent[1]);
-
-	EXPECT_EQ(0, expect_byte(to_parent[0], 'R'));
-	EXPECT_EQ(0, write_file(TRACING "/trace", ""));
-	EXPECT_EQ(0, write_file(TRACING "/events/user_events/" EVENT "/enable", "1"));
-	EXPECT_EQ(0, send_byte(to_child[1], 'E'));
-	EXPECT_EQ(0, expect_byte(to_parent[0], 'W'));
-	/* Read while the event exists: the trace prints a deleted event's records as unknown. */
-	EXPECT_LT(0, read_file(TRACING "/trace", trace, sizeof(trace)));
-	snprintf(line, sizeof(line), EVENT ": x=0x%x (%u)\n", PAYLOAD, PAYLOAD);
-	EXPECT_NE(NULL, strstr(trace, line)) TH_LOG("no '%s' in trace:\n%s", line, trace);
-	EXPECT_EQ(0, write_file(TRACING "/events/user_events/" EVENT "/enable", "0"));
-	EXPECT_EQ(0, send_byte(to_child[1], 'D'));
-	close(to_child[1]);
-	EXPECT_EQ(0, reap(pid));
-	close(to_parent[0]);
+	c = start(member, -1);
+	ASSERT_LE(0, c.pid);
+	trace_client(_metadata, &c);
 
 	/* The persistent event is still there, for root to delete. */
 	fd = open(DATA_FILE, O_RDWR);
@@ -452,6 +637,57 @@ TEST_F(group, member_registers_writes_and_unregisters_without_root)
 	close(fd);
 
 	EXPECT_EQ(0, run_outsider());
+}
+
+/*
+ * A container given only user_events_data (PID and mount namespaces of its own, its own
+ * root, no tracefs), running as a member of the group with no capability, registers and
+ * writes, and a tracer outside it records the event. The tracefs root stays as it was
+ * (0700 unless the administrator opened it): a bind mount of the file is never reached
+ * through it.
+ */
+TEST_F(group, container_given_only_the_data_file_is_traced_from_outside)
+{
+	struct child c;
+
+	ASSERT_EQ(0, reload("group=4242"));
+	c = start(container_member, -1);
+	ASSERT_LE(0, c.pid);
+	trace_client(_metadata, &c);
+}
+
+/*
+ * A container with no file at all and no group, given an open user_events_data over a unix
+ * socket: the descriptor carries the access (checked when it was opened, as upstream), so it
+ * registers and writes, and a tracer outside records the event.
+ */
+TEST_F(group, descriptor_passed_into_a_container_registers_and_writes)
+{
+	struct child c;
+	int sock[2], fd;
+
+	ASSERT_EQ(0, socketpair(AF_UNIX, SOCK_STREAM, 0, sock));
+	c = start(container_with_a_descriptor, sock[1]);
+	ASSERT_LE(0, c.pid);
+	close(sock[1]);
+	fd = open(DATA_FILE, O_RDWR);
+	ASSERT_LE(0, fd);
+	EXPECT_EQ(0, rue_send_fd(sock[0], fd, 0));
+	close(fd);
+	close(sock[0]);
+	trace_client(_metadata, &c);
+}
+
+/* A bind mount of user_events_data over a reload: see bound_over_a_reload(). */
+TEST_F(group, bind_mount_of_the_file_refuses_opens_after_a_reload)
+{
+	struct child c = start(bound_over_a_reload, -1);
+
+	ASSERT_LE(0, c.pid);
+	EXPECT_EQ(0, expect_byte(c.from, 'B'));
+	EXPECT_EQ(0, reload(""));
+	EXPECT_EQ(0, send_byte(c.to, 'U'));
+	EXPECT_EQ(0, finish(&c));
 }
 
 /*
