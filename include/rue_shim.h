@@ -240,14 +240,16 @@ struct workqueue_struct *rue_alloc_percpu_workqueue(const char *name);
 /*
  * Charging the calling task's accounted allocations to another memory cgroup:
  * set_active_memcg() and mem_cgroup_put() are static inlines, and without
- * CONFIG_MEMCG get_mem_cgroup_from_mm() is one too. rue_charge_begin() takes a
- * reference on @mm's cgroup in *@memcg and makes it the task's active one,
- * returning the one before; rue_charge_end() restores that and drops the
- * reference.
+ * CONFIG_MEMCG get_mem_cgroup_from_mm() is one too. rue_memcg_get() takes a
+ * reference on @mm's cgroup (that of its owner task now; NULL without
+ * CONFIG_MEMCG), rue_memcg_put() drops one (NULL is nothing);
+ * rue_charge_to() makes @memcg the task's active cgroup and returns the one
+ * before, which the task gives back to it the same way.
  */
 struct mem_cgroup;
-struct mem_cgroup *rue_charge_begin(struct mm_struct *mm, struct mem_cgroup **memcg);
-void rue_charge_end(struct mem_cgroup *memcg, struct mem_cgroup *old);
+struct mem_cgroup *rue_memcg_get(struct mm_struct *mm);
+void rue_memcg_put(struct mem_cgroup *memcg);
+struct mem_cgroup *rue_charge_to(struct mem_cgroup *memcg);
 
 /*
  * trace_event_dyn_busy() (not exported): true while the tracing core holds

@@ -137,6 +137,9 @@ static FOLLOWERS: EventLocked<Option<RBTree<usize, Followers>>> = EventLocked::n
 /// Enablers in every scope (`enablers` in `user_events_stats`).
 pub(crate) static ENABLERS: AtomicU64 = AtomicU64::new(0);
 
+/// Scopes that exist, system-wide (`user_events_stats`): counted when made, until freed.
+pub(crate) static SCOPES: AtomicU64 = AtomicU64::new(0);
+
 /// Fork copies that failed (`fork_copy_failed` in `user_events_stats`).
 pub(crate) static FORK_COPY_FAILED: AtomicU64 = AtomicU64::new(0);
 
@@ -150,14 +153,25 @@ struct ForkState {
     seq: u64,
     /// Fork copies of this scope queued and not yet run.
     forks_pending: u32,
-    /// A forked child's parent and the snapshot of it, until the copy runs.
-    copy_from: Option<(Arc<Scope>, u64)>,
+    /// A forked child's parent, the snapshot of it and the charge of the copy, until the copy
+    /// runs.
+    copy_from: Option<CopyFrom>,
     /// Enablers waiting for a fault-in.
     faults: List<Enabler>,
     /// The scope's last task left while fork copies of the scope were pending or its own copy
     /// was running: the copy that finishes last queues the teardown again
     /// ([`ForkState::take_teardown`]).
     teardown_deferred: bool,
+}
+
+/// What a forked child's copy needs, from the fork probe until the copy runs.
+struct CopyFrom {
+    /// The forker's scope.
+    parent: Arc<Scope>,
+    /// The parent's change number at the fork: the copy takes what existed then.
+    snapshot: u64,
+    /// The memory cgroup the forker was in at the fork, which the copy charges.
+    charge: task::Memcg,
 }
 
 impl ForkState {
@@ -173,7 +187,7 @@ impl ForkState {
 }
 
 /// The enablers of one lineage of tasks in one address space (upstream `struct user_event_mm`).
-#[pin_data]
+#[pin_data(PinnedDrop)]
 pub(crate) struct Scope {
     /// The address space the enable words live in.
     mm: ARef<Mm>,
@@ -207,6 +221,13 @@ pub(crate) struct Scope {
     own_work: deferred::OnReturn,
 }
 
+#[pinned_drop]
+impl PinnedDrop for Scope {
+    fn drop(self: Pin<&mut Self>) {
+        SCOPES.fetch_sub(1, Relaxed);
+    }
+}
+
 kernel::impl_has_work! {
     impl HasWork<Self, 1> for Scope { self.copy_work }
     impl HasWork<Self, 2> for Scope { self.teardown_work }
@@ -221,7 +242,7 @@ impl Scope {
         forked: bool,
         flags: kernel::alloc::Flags,
     ) -> Result<Arc<Self>> {
-        Arc::pin_init(
+        let scope = Arc::pin_init(
             pin_init!(Self {
                 mm,
                 tasks: AtomicU32::new(0),
@@ -245,18 +266,26 @@ impl Scope {
                 own_work: deferred::OnReturn::new(),
             }),
             flags,
-        )
+        )?;
+        SCOPES.fetch_add(1, Relaxed);
+        Ok(scope)
     }
 
     /// The fork probe, for a forked child: takes the snapshot of `parent` to copy, counting a
-    /// pending copy in the parent. The copy must then be queued ([`Scope::queue_copy`]).
+    /// pending copy in the parent, and the memory cgroup the copy charges, the forker's now. The
+    /// copy must then be queued ([`Scope::queue_copy`]).
     pub(crate) fn set_copy_from(&self, parent: Arc<Scope>) {
+        let charge = task::Memcg::of(&parent.mm);
         let snapshot = {
             let mut fork = parent.fork.lock();
             fork.forks_pending += 1;
             fork.seq
         };
-        self.fork.lock().copy_from = Some((parent, snapshot));
+        self.fork.lock().copy_from = Some(CopyFrom {
+            parent,
+            snapshot,
+            charge,
+        });
     }
 
     /// True if the scope has an enabler at `addr`/`bit` (the `EADDRINUSE` check).
@@ -291,7 +320,7 @@ impl Scope {
             // `None` if its copy runs elsewhere (or has just finished).
             let from = next.fork.lock().copy_from.take();
             match from {
-                Some((parent, snapshot)) => run_copy(&next, parent, snapshot),
+                Some(from) => run_copy(&next, from),
                 None => next.wait_copied(),
             }
         }
@@ -303,7 +332,7 @@ impl Scope {
         let mut scope = self.clone();
         loop {
             let parent = match &scope.fork.lock().copy_from {
-                Some((parent, _)) if !parent.copied.load(Acquire) => Some(parent.clone()),
+                Some(from) if !from.parent.copied.load(Acquire) => Some(from.parent.clone()),
                 _ => None,
             };
             match parent {
@@ -465,14 +494,20 @@ impl WorkItem<1> for Scope {
     }
 }
 
-/// Copies into `child` what `parent` had at `snapshot` (taken from the child's `copy_from`),
-/// charging what it allocates to the memory cgroup of the parent's address space: the forker's,
-/// as upstream's copy in `copy_process()` charges it, wherever this runs.
-fn run_copy(child: &Arc<Scope>, parent: Arc<Scope>, snapshot: u64) {
+/// Copies into `child` what its parent had at the fork (taken from the child's `copy_from`),
+/// charging what it allocates to the memory cgroup the forker was in at the fork, as upstream's
+/// copy in `copy_process()` charges it, wherever and whenever this runs.
+fn run_copy(child: &Arc<Scope>, from: CopyFrom) {
+    let CopyFrom {
+        parent,
+        snapshot,
+        charge,
+    } = from;
     let copied = {
-        let _charge = task::ChargeTo::mm(&parent.mm);
+        let _charge = task::ChargeTo::new(&charge);
         copy(&parent, child, snapshot)
     };
+    drop(charge);
     if copied.is_err() {
         // As upstream, a child whose copy fails has no enablers; counted.
         FORK_COPY_FAILED.fetch_add(1, Relaxed);
@@ -535,7 +570,7 @@ impl WorkItem<2> for Scope {
             }
             fork.copy_from.take()
         };
-        if let Some((parent, _)) = cancelled {
+        if let Some(CopyFrom { parent, .. }) = cancelled {
             fork_finished(&parent);
             // No task is left to wait; the copy's work item, if it waits or runs later, finds
             // the scope copied and nothing to copy.

@@ -332,16 +332,19 @@ struct workqueue_struct *rue_alloc_percpu_workqueue(const char *name)
 	return alloc_workqueue("%s", WQ_PERCPU, 0, name);
 }
 
-struct mem_cgroup *rue_charge_begin(struct mm_struct *mm, struct mem_cgroup **memcg)
+struct mem_cgroup *rue_memcg_get(struct mm_struct *mm)
 {
-	*memcg = get_mem_cgroup_from_mm(mm);
-	return set_active_memcg(*memcg);
+	return get_mem_cgroup_from_mm(mm);
 }
 
-void rue_charge_end(struct mem_cgroup *memcg, struct mem_cgroup *old)
+void rue_memcg_put(struct mem_cgroup *memcg)
 {
-	set_active_memcg(old);
 	mem_cgroup_put(memcg);
+}
+
+struct mem_cgroup *rue_charge_to(struct mem_cgroup *memcg)
+{
+	return set_active_memcg(memcg);
 }
 
 bool rue_trace_event_dyn_busy(struct trace_event_call *call)

@@ -25,6 +25,7 @@ unsafe extern "C" fn show(m: *mut bindings::seq_file, _v: *mut c_void) -> c_int 
     // seq_file detects overflow itself and retries with a larger buffer.
     let stats = Stats {
         enablers: enabler::ENABLERS.load(Relaxed),
+        scopes: enabler::SCOPES.load(Relaxed),
         fork_copy_failed: enabler::FORK_COPY_FAILED.load(Relaxed),
         scope_join_failed: scope::SCOPE_JOIN_FAILED.load(Relaxed),
         ..write::stats()

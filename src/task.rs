@@ -172,37 +172,72 @@ pub(crate) fn thread_flags() -> kernel::ffi::c_ulong {
     }
 }
 
-/// Charges the calling task's accounted allocations (`__GFP_ACCOUNT`) to the memory cgroup of an
-/// address space until dropped (`set_active_memcg()`): a fork copy, which runs in a worker or in
-/// the child, charges the forker's cgroup, as upstream's copy in `copy_process()` does. Without
-/// `CONFIG_MEMCG` it does nothing.
+/// A reference on the memory cgroup an address space's owner was in when it was taken: a fork
+/// copy's charge, taken by the fork probe in the forking task, so that the copy charges the
+/// cgroup of the fork, as upstream's copy in `copy_process()` does, however late it runs and
+/// wherever the forker went or whether it exited meanwhile. Without `CONFIG_MEMCG` it is
+/// nothing.
 ///
 /// # Invariants
 ///
-/// `memcg` is the reference `rue_charge_begin()` took on the cgroup (null without one), made
-/// the task's active cgroup; `old` is the one active before. Both are given back in `drop`, on
-/// the same task: the raw pointers make the guard neither `Send` nor `Sync`.
-pub(crate) struct ChargeTo {
+/// `memcg` is null or holds one reference, taken by `rue_memcg_get()` and dropped in `drop`.
+pub(crate) struct Memcg {
     memcg: *mut bindings::mem_cgroup,
-    old: *mut bindings::mem_cgroup,
 }
 
-impl ChargeTo {
-    /// Charges to `mm`'s memory cgroup (that of its owner task) from now on.
-    pub(crate) fn mm(mm: &kernel::mm::Mm) -> Self {
-        let mut memcg = core::ptr::null_mut();
+// SAFETY: A cgroup reference may be dropped on any task (`css_put`).
+unsafe impl Send for Memcg {}
+// SAFETY: Shared access only reads the pointer.
+unsafe impl Sync for Memcg {}
+
+impl Memcg {
+    /// The memory cgroup of `mm`'s owner task, now.
+    pub(crate) fn of(mm: &kernel::mm::Mm) -> Self {
         // SAFETY: `mm` is a live address space (the reference proves it); the cgroup is found
         // under RCU and returned with a reference of its own.
-        let old = unsafe { bindings::rue_charge_begin(mm.as_raw(), &mut memcg) };
-        // INVARIANT: As returned by `rue_charge_begin`.
-        Self { memcg, old }
+        let memcg = unsafe { bindings::rue_memcg_get(mm.as_raw()) };
+        // INVARIANT: As returned by `rue_memcg_get`.
+        Self { memcg }
     }
 }
 
-impl Drop for ChargeTo {
+impl Drop for Memcg {
     fn drop(&mut self) {
-        // SAFETY: The type invariants: the reference and the previous cgroup that
-        // `rue_charge_begin` gave, on this task.
-        unsafe { bindings::rue_charge_end(self.memcg, self.old) };
+        // SAFETY: The reference the type invariants say this holds (null: nothing).
+        unsafe { bindings::rue_memcg_put(self.memcg) };
+    }
+}
+
+/// Charges the calling task's accounted allocations (`__GFP_ACCOUNT`) to a memory cgroup until
+/// dropped (`set_active_memcg()`).
+///
+/// # Invariants
+///
+/// `old` is the cgroup active on this task before; it is given back in `drop`, on the same task
+/// (the raw pointer makes the guard neither `Send` nor `Sync`), and the borrow keeps the cgroup
+/// made active referenced until then.
+pub(crate) struct ChargeTo<'a> {
+    old: *mut bindings::mem_cgroup,
+    _memcg: core::marker::PhantomData<&'a Memcg>,
+}
+
+impl<'a> ChargeTo<'a> {
+    /// Charges to `memcg` from now on.
+    pub(crate) fn new(memcg: &'a Memcg) -> Self {
+        // SAFETY: `memcg.memcg` is null or referenced (its invariants) for as long as the
+        // borrow, which outlives this guard.
+        let old = unsafe { bindings::rue_charge_to(memcg.memcg) };
+        // INVARIANT: As returned by `rue_charge_to`.
+        Self {
+            old,
+            _memcg: core::marker::PhantomData,
+        }
+    }
+}
+
+impl Drop for ChargeTo<'_> {
+    fn drop(&mut self) {
+        // SAFETY: The type invariants: the cgroup active before, on this task.
+        unsafe { bindings::rue_charge_to(self.old) };
     }
 }

@@ -23,7 +23,7 @@ trap 'rm -rf "$tmp"' EXIT
 . "$here/tap.sh"
 
 echo "TAP version 13"
-plan 17
+plan 18
 bash "$here/toolchain-check.sh" "$config" >/dev/null
 result $? "the toolchain here is the one $krel was built with"
 refuses 's/^CONFIG_RUST=y/# CONFIG_RUST is not set/' 2 "no Rust support" \
@@ -57,6 +57,15 @@ result $? "DKMS signed the module with its own key, /var/lib/dkms/mok.pub (Secur
 	"$(head -n 2 "$tmp/verify.log" 2>/dev/null | tr '\n' ' ')"
 grep -qx rust_user_events /etc/modules-load.d/rust-user-events.conf
 result $? "/etc/modules-load.d loads rust_user_events at boot"
+# The unit that checks each boot, enabled; its check run here says the module is not loaded
+# (this is not the running kernel) and fails, naming what to do.
+[ -L /etc/systemd/system/multi-user.target.wants/rust-user-events.service ] &&
+	grep -qx 'ExecStart=/usr/local/lib/rust-user-events/rust-user-events-check' \
+		/etc/systemd/system/rust-user-events.service &&
+	! /usr/local/lib/rust-user-events/rust-user-events-check >"$tmp/check.log" 2>&1 &&
+	grep -q 'rust_user_events is not installed for' "$tmp/check.log"
+result $? "rust-user-events.service is enabled, and its check fails where the module is not loaded, saying why" \
+	"$(head -n 2 "$tmp/check.log" 2>/dev/null | tr '\n' ' ')"
 
 # The kernel's source moved on (a newer linux-source upload, or the series' metapackage took it
 # away): DKMS still rebuilds for this installed kernel, from the tree prepared for it.
@@ -98,7 +107,9 @@ result $? "DKMS skips a kernel of another series (BUILD_EXCLUSIVE_KERNEL)" "exit
 bash "$here/install.sh" --remove >"$tmp/remove.log" 2>&1
 rc=$?
 [ "$rc" -eq 0 ] && ! dkms status -m "$name" | grep -q . && [ ! -e /etc/modules-load.d/rust-user-events.conf ] &&
+	[ ! -e /etc/systemd/system/rust-user-events.service ] && [ ! -e /usr/local/lib/rust-user-events ] &&
+	[ ! -L /etc/systemd/system/multi-user.target.wants/rust-user-events.service ] &&
 	[ -z "$(find "/usr/lib/modules/$krel/updates" -name 'rust_user_events.ko*' 2>/dev/null)" ]
-result $? "make uninstall removes the module, the DKMS entry and the boot entry" "exit $rc"
+result $? "make uninstall removes the module, the DKMS entry, the boot entry and the unit" "exit $rc"
 
 exit "$failed"

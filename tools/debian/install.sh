@@ -22,6 +22,10 @@ name=rust-user-events
 version=$(sed -n 's/^PACKAGE_VERSION="\(.*\)"/\1/p' "$top/dkms.conf")
 module=rust_user_events
 boot_conf=/etc/modules-load.d/$name.conf
+# The unit that fails, saying why, when the module is not loaded after a boot (as the packages').
+unit=/etc/systemd/system/$name.service
+unit_link=/etc/systemd/system/multi-user.target.wants/$name.service
+check=/usr/local/lib/$name/$name-check
 krel=$(uname -r)
 load=1
 action=install
@@ -57,7 +61,7 @@ if [ "$action" != install ]; then
 	if command -v dkms >/dev/null 2>&1 && dkms status -m "$name" -v "$version" | grep -q .; then
 		dkms remove -m "$name" -v "$version" --all
 	fi
-	rm -rf "$boot_conf" "/usr/src/$name-$version"
+	rm -rf "$boot_conf" "$unit_link" "$unit" "$(dirname "$check")" "/usr/src/$name-$version"
 	if [ "$action" = purge ]; then
 		rm -rf /var/cache/rust-user-events
 	elif [ -d /var/cache/rust-user-events ]; then
@@ -117,8 +121,16 @@ mkdir -p "$(dirname "$boot_conf")"
 printf '# rust-user-events: the user_events tracing ABI (installed by make install)\n%s\n' \
 	"$module" >"$boot_conf"
 log "$boot_conf loads $module at every boot"
+install -D -m 0755 "$here/boot/$name-check" "$check"
+sed "s|^ExecStart=.*|ExecStart=$check|" "$here/boot/$name.service" >"$unit"
+mkdir -p "$(dirname "$unit_link")"
+ln -sf "$unit" "$unit_link"
+log "$name.service checks after every boot that it is loaded (systemctl status $name)"
 
-if [ "$load" -eq 1 ] && [ "$krel" = "$(uname -r)" ]; then
+if [ "$load" -eq 1 ] && [ "$krel" = "$(uname -r)" ] && ischroot; then
+	# An image build or a system set up from outside: the kernel running is the host's.
+	log "in a chroot: not loaded now; $boot_conf loads it when the system boots"
+elif [ "$load" -eq 1 ] && [ "$krel" = "$(uname -r)" ]; then
 	# A module loaded before (an earlier install) gives way to the new one.
 	if grep -q "^$module " /proc/modules; then
 		modprobe -r "$module" || fail "cannot unload the $module already loaded (in use?); close its users and try again"

@@ -210,7 +210,13 @@ EOF
 mkdir -p "$d/boot"
 printf '# rust-user-events-common: load rust_user_events at boot (systemd-modules-load)\nrust_user_events\n' \
 	>"$d/boot/rust-user-events.conf"
-printf 'boot/rust-user-events.conf usr/lib/modules-load.d/\n' >"$d/debian/rust-user-events-common.install"
+# And the unit that fails, saying why, when the module is not loaded after boot (enabled, not
+# started by the package: it checks a boot).
+cp "$here/boot/rust-user-events-check" "$here/boot/rust-user-events.service" "$d/boot/"
+printf '%s\n' 'boot/rust-user-events.conf usr/lib/modules-load.d/' \
+	'boot/rust-user-events-check usr/lib/rust-user-events/' \
+	'boot/rust-user-events.service usr/lib/systemd/system/' >"$d/debian/rust-user-events-common.install"
+printf '\noverride_dh_installsystemd:\n\tdh_installsystemd --no-start\n' >>"$d/debian/rules"
 cat >"$d/debian/rust-user-events-common.modprobe" <<'EOF'
 # rust_user_events' options (modinfo rust_user_events):
 #
@@ -230,6 +236,11 @@ rust-user-events for Debian
 rust_user_events.ko is loaded at boot by /usr/lib/modules-load.d/rust-user-events.conf
 (systemd-modules-load); `modprobe rust_user_events` loads it now. An
 /etc/modules-load.d/rust-user-events.conf, if present, replaces that file.
+
+After each boot, rust-user-events.service checks that it is loaded: when it is
+not (no module for this kernel yet, a module built for another upload of it, a
+Secure Boot key not enrolled), the unit fails and its log says why and what to
+do (`systemctl status rust-user-events`). Watch it like any failed unit.
 
 Its option `group=` (in /etc/modprobe.d/rust-user-events-common.conf) lets a
 group's members use user_events without root.

@@ -8,13 +8,22 @@
 # the current ABI (7.3.4+deb13) with `apt upgrade`, and the system boots the
 # new kernel under QEMU: systemd-modules-load must load the module, the one
 # the new kernel's package installed. Booted back into the old kernel, it
-# loads that kernel's own module. Two cases:
+# loads that kernel's own module. Then, its package removed, the new kernel boots
+# without a module, and rust-user-events.service fails, saying why. Two cases:
 #   with the package: the project's repository already has the new kernel's
 #     module package, and the upgrade brings it (rust-user-events-modules-amd64
 #     follows the kernel);
 #   in the gap: the repository does not have it yet (Debian uploaded first),
 #     and rust-user-events-dkms, installed beside the prebuilt package, builds
 #     the module for the new kernel during the upgrade.
+# And the README's commands, as a user runs them (tools/testing/readme.sh takes
+# them from README.md): the first case installs the packages with its "From
+# packages" commands; a third system, from source, takes the backports kernel
+# with its "A Rust-enabled kernel" commands and installs with its "From source"
+# ones (`sudo make install`, DKMS); both then boot the new kernel, where the
+# rest of its commands run ("Check that it works", the group setup, `uname
+# -r`), and a service of the group opens user_events_data. Only its Secure
+# Boot commands are not run here (mokutil needs firmware to enroll into).
 # apt runs in a chroot of the system's disk between boots (the same maintainer
 # scripts and kernel hooks: initramfs-tools, DKMS); each boot is the disk,
 # copied into an ext4 image, with the kernel and initramfs the system has in
@@ -56,7 +65,7 @@ esac
 in_tree() { echo "/rue/src${1#"$top"}"; }
 
 echo "TAP version 13"
-plan 9
+plan 15
 echo "# $old ($old_version) upgraded to $new ($new_version)"
 
 # The old ABI's packages: make packages' build for the old kernel's module, the same version of
@@ -128,12 +137,19 @@ say file "${file:-none}"
 say owner "$(dpkg -S "$file" 2>/dev/null | cut -d: -f1)"
 [ "$(cat /sys/module/rust_user_events/srcversion 2>/dev/null)" = "$(modinfo -F srcversion "$file" 2>/dev/null)" ] &&
 	say same-file yes || say same-file no
-# Loaded at boot by systemd-modules-load, the only thing that names it (modules-load.d).
+# Loaded at boot by systemd-modules-load, the only thing that names it (modules-load.d: the
+# packages' file, or make install's).
 [ "$(systemctl show -P Result systemd-modules-load.service)" = success ] &&
-	grep -qx rust_user_events /usr/lib/modules-load.d/rust-user-events.conf &&
+	cat /usr/lib/modules-load.d/rust-user-events.conf /etc/modules-load.d/rust-user-events.conf \
+		2>/dev/null | grep -qx rust_user_events &&
 	say by-modules-load yes || say by-modules-load no
 journalctl -b -q --no-pager -g rust_user_events | head -n 3 | sed 's/^/RUE-BOOT journal /'
 [ -e /sys/kernel/tracing/user_events_data ] && say data yes || say data no
+# The unit that checks the boot, and what it said.
+say unit "$(systemctl is-active rust-user-events.service)"
+journalctl -b -q --no-pager -o cat -u rust-user-events.service | head -n 4 | sed 's/^/RUE-BOOT unit-log /'
+# The README's commands for after its reboot, where the test put them (readme_after_boot).
+[ ! -x /usr/local/sbin/rue-readme ] || /usr/local/sbin/rue-readme 2>&1 | sed 's/^/RUE-README /'
 dmesg | grep -E '(WARNING|BUG|Oops|Call Trace)' | head -n 5 | sed 's/^/RUE-BOOT dmesg /'
 say end
 systemctl poweroff --no-block
@@ -176,7 +192,8 @@ booted() {
 	file=$(sed -n 's/^RUE-BOOT file \([^[:space:]]*\).*/\1/p' "$log" | head -n 1)
 	grep -q "^RUE-BOOT kernel $kernel" "$log" && grep -q '^RUE-BOOT loaded yes' "$log" &&
 		grep -q '^RUE-BOOT same-file yes' "$log" && grep -q '^RUE-BOOT by-modules-load yes' "$log" &&
-		grep -q '^RUE-BOOT data yes' "$log" && grep -q '^RUE-BOOT end' "$log" &&
+		grep -q '^RUE-BOOT data yes' "$log" && grep -q '^RUE-BOOT unit active' "$log" &&
+		grep -q '^RUE-BOOT end' "$log" &&
 		! grep -q '^RUE-BOOT dmesg' "$log" &&
 		if [ "$owner" = dkms ]; then
 			case "$file" in "/usr/lib/modules/$kernel/updates/dkms/rust_user_events.ko"*) ;; *) false ;; esac
@@ -186,10 +203,9 @@ booted() {
 	result $? "$4" "$(grep '^RUE-BOOT' "$log" | tr '\n' ' ' | cut -c1-400)"
 }
 
-# A case's system: the base, the old ABI's repository, the module and the report installed.
-system() {
+# A system: the base with the report installed, ready for the README's commands (below).
+new_system() {
 	local dir=$1
-	shift
 	rm -rf "$dir"
 	cp -a "$base" "$dir"
 	install -D -m 0755 "$tmp/report/rue-boot-report" "$dir/usr/local/sbin/rue-boot-report"
@@ -199,15 +215,124 @@ system() {
 	# No login prompt on the console the report writes to (a getty would hang it up).
 	ln -sf /dev/null "$dir/etc/systemd/system/serial-getty@ttyS0.service"
 	ln -sf /dev/null "$dir/etc/systemd/system/getty@tty1.service"
-	cp "$out/old-repo/repo/rust-user-events-archive-keyring.gpg" "$dir/usr/share/keyrings/"
 	mkdir -p "$dir/rue/repo" "$dir/rue/standin"
-	cp -a "$out/old-repo/repo/." "$dir/rue/repo/"
 	cp "$tmp"/linux-*-amd64_"${old_version}"_amd64.deb "$dir/rue/standin/"
+	# The README's commands run as a user types them on a trixie machine as installed, in the
+	# system's chroot. What such a machine has that debootstrap's minbase has not: sudo, for
+	# its administrator (root here), D-Bus (systemd-run needs it), its name in /etc/hosts
+	# (sudo looks it up). What the user does besides typing them: answers apt's
+	# question yes (APT::Get::Assume-Yes) and debconf's none, runs them from the home
+	# directory, and runs those after the README's reboot in the kernel booted (in the chroot,
+	# `uname -r` says the kernel the system boots next: uname_as). What the README leaves to
+	# the reader: the repository's address (the system's copy, file:///rue/repo) and this
+	# project's (the work tree's git repository: a clone has its commits, not uncommitted
+	# changes).
+	printf 'APT::Get::Assume-Yes "true";\n' >"$dir/etc/apt/apt.conf.d/90rue-readme-yes"
+	in_system "$dir" sh -ec 'echo "debconf debconf/frontend select Noninteractive" | debconf-set-selections
+		apt-get update -qq
+		DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends sudo dbus'
+	printf '127.0.0.1\tlocalhost\n127.0.1.1\t%s\n' "$(cat "$dir/etc/hostname")" >"$dir/etc/hosts"
+}
+
+# A case's system, on the old ABI with its module package: the old ABI's repository, Debian's
+# kernel metapackage of the old version (a stand-in) and PACKAGES. With --readme, the module
+# package is installed by the README's "From packages" commands.
+system() {
+	local dir=$1 readme=0
+	shift
+	if [ "${1:-}" = --readme ]; then
+		readme=1
+		shift
+	fi
+	new_system "$dir" || return 1
+	cp -a "$out/old-repo/repo/." "$dir/rue/repo/"
+	if [ "$readme" -eq 1 ]; then
+		in_system "$dir" sh -ec "DEBIAN_FRONTEND=noninteractive apt-get install -y -q \
+			--no-install-recommends /rue/standin/linux-image-amd64_${old_version}_amd64.deb" || return 1
+		uname_as "$dir" "$old"
+		readme_run "$dir" "2a. From packages"
+		local rc=$?
+		uname_as "$dir"
+		return "$rc"
+	fi
+	cp "$out/old-repo/repo/rust-user-events-archive-keyring.gpg" "$dir/usr/share/keyrings/"
 	printf 'Types: deb\nURIs: file:/rue/repo\nSuites: trixie-backports\nComponents: main\nSigned-By: /usr/share/keyrings/rust-user-events-archive-keyring.gpg\n' \
 		>"$dir/etc/apt/sources.list.d/rust-user-events.sources"
 	in_system "$dir" sh -ec "apt-get update -qq
 		DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends \
 			/rue/standin/linux-image-amd64_${old_version}_amd64.deb rust-user-events-modules-amd64 $*"
+}
+
+# uname_as DIR KERNEL: `uname -r` says KERNEL in DIR's chroot; without KERNEL, the real uname.
+uname_as() {
+	if [ -n "${2:-}" ]; then
+		printf '#!/bin/sh\n[ "$*" != -r ] || { echo %s; exit 0; }\nexec /usr/bin/uname "$@"\n' "$2" \
+			>"$1/usr/local/bin/uname"
+		chmod 0755 "$1/usr/local/bin/uname"
+	else
+		rm -f "$1/usr/local/bin/uname"
+	fi
+}
+
+# readme_block HEADING [SED-ARGS...]: the README's commands under HEADING, its placeholders
+# filled in, edited by SED-ARGS.
+readme_block() {
+	local heading=$1
+	shift
+	bash "$top/tools/testing/readme.sh" "$heading" |
+		sed -e 's|https://apt.example.org/rue|file:///rue/repo|g' -e 's|REPOSITORY|/rue/src|g' "$@"
+}
+
+# readme_run DIR HEADING [SED-ARGS...]: runs them in DIR's chroot, from the home directory,
+# stopping at the first that fails; its output goes to the caller's.
+readme_run() {
+	local dir=$1 heading=$2
+	shift 2
+	{ echo 'cd "$HOME"'; readme_block "$heading" "$@"; } >"$dir/rue/readme-run.sh" || return 1
+	in_system "$dir" bash -ex /rue/readme-run.sh
+}
+
+# readme_after_boot DIR [uname]: the README's commands for the booted system, each block
+# reporting its output and exit status on the console (RUE-README NAME ...): with uname,
+# what follows its reboot first; then its check and its group setup; a service of the group
+# (a dynamic user with the group as its supplementary group, as the README's unit line says)
+# opens user_events_data for writing; last, its look at rust-user-events.service.
+readme_after_boot() {
+	local dir=$1
+	mkdir -p "$dir/rue/readme"
+	if [ "${2:-}" = uname ]; then
+		readme_block "1. A Rust-enabled kernel" -e '1,/^sudo reboot/d' >"$dir/rue/readme/1-uname"
+	fi
+	readme_block "Check that it works" >"$dir/rue/readme/2-check"
+	readme_block "Letting a non-root service write events" >"$dir/rue/readme/3-group"
+	readme_block "Kernel updates" >"$dir/rue/readme/5-status"
+	printf '%s\n' \
+		'systemd-run --wait --pipe --quiet -p DynamicUser=yes -p SupplementaryGroups=user-events \' \
+		"    sh -c ': 3<>/sys/kernel/tracing/user_events_data'" >"$dir/rue/readme/4-service"
+	cat >"$dir/usr/local/sbin/rue-readme" <<'EOF'
+#!/bin/sh
+cd /root
+for block in /rue/readme/*; do
+	name=${block##*/}
+	bash -e "$block" >/tmp/rue-readme.out 2>&1
+	rc=$?
+	sed "s|^|$name |" /tmp/rue-readme.out
+	echo "$name exit $rc"
+done
+EOF
+	chmod 0755 "$dir/usr/local/sbin/rue-readme"
+}
+
+# readme_booted LOG DESCRIPTION [KERNEL]: every README block of the boot in LOG exited 0 (and,
+# with KERNEL, the first printed KERNEL); the group setup left user_events_data to user-events.
+readme_booted() {
+	local log=$1 blocks=(2-check 3-group 4-service 5-status) b ok=0
+	[ -z "${3:-}" ] || blocks=(1-uname "${blocks[@]}")
+	for b in "${blocks[@]}"; do
+		grep -q "^RUE-README $b exit 0" "$log" || ok=1
+	done
+	[ -z "${3:-}" ] || grep -q "^RUE-README 1-uname $3\$" "$log" || ok=1
+	result "$ok" "$2" "$(grep '^RUE-README' "$log" | tr '\n' ' ' | cut -c1-600)"
 }
 
 # The project republished: its repository is now REPO (the new ABI's packages). REPO was made
@@ -226,12 +351,13 @@ upgrade() {
 }
 
 # With the package: the repository has the new kernel's module when Debian's kernel arrives.
+# Installed with the README's commands.
 a=$out/with-package
-system "$a" >"$tmp/a-system.log" 2>&1
+system "$a" --readme >"$tmp/a-system.log" 2>&1
 rc=$?
 boot "$a" "$old" "$tmp/a-boot-old.log"
 booted "$tmp/a-boot-old.log" "$old" "rust-user-events-modules-$old" \
-	"$old boots with systemd, and systemd-modules-load loads its packaged module (setup exit $rc)"
+	"installed by the README's commands, $old boots with systemd, and systemd-modules-load loads its packaged module (setup exit $rc: $(tail -n 2 "$tmp/a-system.log" | tr '\n' ' '))"
 republish "$a"
 upgrade "$a" >"$tmp/a-upgrade.log" 2>&1
 rc=$?
@@ -239,12 +365,31 @@ rc=$?
 	[ -f "$a/usr/lib/modules/$new/updates/rust_user_events.ko" ]
 result $? "apt upgrade moves linux-image-amd64 to $new and brings rust-user-events-modules-$new" \
 	"exit $rc: $(tail -n 4 "$tmp/a-upgrade.log" | tr '\n' ' ')"
+readme_after_boot "$a"
 boot "$a" "$new" "$tmp/a-boot-new.log"
 booted "$tmp/a-boot-new.log" "$new" "rust-user-events-modules-$new" \
 	"rebooted into $new, systemd-modules-load loads the module of its package"
+readme_booted "$tmp/a-boot-new.log" \
+	"on $new with the packages, the README's check and group setup work, and a service of the group opens user_events_data"
+rm -rf "$a/rue/readme" "$a/usr/local/sbin/rue-readme"
 boot "$a" "$old" "$tmp/a-boot-back.log"
 booted "$tmp/a-boot-back.log" "$old" "rust-user-events-modules-$old" \
 	"booted back into $old, it loads its own module, still installed"
+# A kernel without its module (the package removed here; the same as a new kernel before the
+# repository has its module): the system boots without it, and rust-user-events.service fails,
+# saying why.
+in_system "$a" sh -ec "DEBIAN_FRONTEND=noninteractive apt-get purge -y -q rust-user-events-modules-$new" \
+	>"$tmp/a-purge.log" 2>&1
+rc=$?
+boot "$a" "$new" "$tmp/a-boot-missing.log"
+[ "$rc" -eq 0 ] && grep -q "^RUE-BOOT kernel $new" "$tmp/a-boot-missing.log" &&
+	grep -q '^RUE-BOOT loaded no' "$tmp/a-boot-missing.log" &&
+	grep -q '^RUE-BOOT unit failed' "$tmp/a-boot-missing.log" &&
+	grep -q "^RUE-BOOT unit-log rust_user_events is not installed for $new" "$tmp/a-boot-missing.log" &&
+	grep -q '^RUE-BOOT end' "$tmp/a-boot-missing.log" && ! grep -q '^RUE-BOOT dmesg' "$tmp/a-boot-missing.log"
+result $? "without a module for $new, it boots, and rust-user-events.service fails, saying why" \
+	"purge exit $rc: $(grep '^RUE-BOOT' "$tmp/a-boot-missing.log" | tr '\n' ' ' | cut -c1-400)"
+rm -rf "$a"
 
 # In the gap: Debian's kernel arrives before the project's package; DKMS builds for it.
 b=$out/in-gap
@@ -259,11 +404,16 @@ result $? "rust-user-events-dkms installs beside the prebuilt package, and leave
 # prepared for it in the trixie root, from the same packages: lent to the system, as a machine
 # that had prepared it before would have it. A different key (other packages) prepares anew.
 trixie_root=$(bash "$here/chroot.sh" --print-root)
-for tree in "$trixie_root"/var/cache/rust-user-events/"$new"-*/; do
-	[ -f "$tree/.rue-complete" ] || continue
-	mkdir -p "$b/var/cache/rust-user-events"
-	cp -a "${tree%/}" "$b/var/cache/rust-user-events/"
-done
+# lend_trees DIR: the trixie root's prepared trees for the new kernel, copied into DIR.
+lend_trees() {
+	local tree
+	for tree in "$trixie_root"/var/cache/rust-user-events/"$new"-*/; do
+		[ -f "$tree/.rue-complete" ] || continue
+		mkdir -p "$1/var/cache/rust-user-events"
+		cp -a "${tree%/}" "$1/var/cache/rust-user-events/"
+	done
+}
+lend_trees "$b"
 upgrade "$b" >"$tmp/b-upgrade.log" 2>&1
 rc=$?
 [ "$rc" -eq 0 ] && [ -f "$b/boot/vmlinuz-$new" ] &&
@@ -273,5 +423,34 @@ result $? "apt upgrade to $new without its package: DKMS builds the module for $
 	"exit $rc: $(grep -i 'error\|rust-user-events' "$tmp/b-upgrade.log" | tail -n 4 | tr '\n' ' ')"
 boot "$b" "$new" "$tmp/b-boot-new.log"
 booted "$tmp/b-boot-new.log" "$new" dkms "rebooted into $new, systemd-modules-load loads DKMS's module"
+rm -rf "$b"
+
+# From source, as the README says: the trixie system (on trixie-backports' previous kernel,
+# with no module) takes the current backports kernel with the README's kernel commands, then
+# installs the module with its source commands (sudo make install: DKMS builds it, from the
+# tree lent as above), and boots the new kernel, where the rest of its commands run.
+d=$out/from-source
+new_system "$d" >"$tmp/d-system.log" 2>&1 &&
+	readme_run "$d" "1. A Rust-enabled kernel" -e '/^sudo reboot/,$d' >"$tmp/d-kernel.log" 2>&1
+rc=$?
+[ "$rc" -eq 0 ] && [ -f "$d/boot/vmlinuz-$new" ] && [ -f "$d/boot/initrd.img-$new" ]
+result $? "the README's kernel commands install $new from trixie-backports" \
+	"exit $rc: $(tail -n 3 "$tmp/d-system.log" "$tmp/d-kernel.log" 2>/dev/null | tr '\n' ' ')"
+lend_trees "$d"
+uname_as "$d" "$new"
+readme_run "$d" "2b. From source" >"$tmp/d-install.log" 2>&1
+rc=$?
+uname_as "$d"
+[ "$rc" -eq 0 ] && [ -n "$(find "$d/usr/lib/modules/$new/updates/dkms" -name 'rust_user_events.ko*' 2>/dev/null)" ] &&
+	grep -q 'in a chroot' "$tmp/d-install.log"
+result $? "the README's source commands (git clone, sudo make install) build the module for $new with DKMS, and load nothing into the chroot's host" \
+	"exit $rc: $(tail -n 3 "$tmp/d-install.log" | tr '\n' ' ')"
+readme_after_boot "$d" uname
+boot "$d" "$new" "$tmp/d-boot-new.log"
+booted "$tmp/d-boot-new.log" "$new" dkms "rebooted into $new, systemd-modules-load loads the module make install built"
+readme_booted "$tmp/d-boot-new.log" \
+	"on $new from source, the README's commands after its reboot work: uname -r, its check and group setup, and a service of the group opens user_events_data" \
+	"$new"
+rm -rf "$d"
 
 exit "$failed"
