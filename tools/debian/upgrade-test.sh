@@ -326,13 +326,15 @@ EOF
 # readme_booted LOG DESCRIPTION [KERNEL]: every README block of the boot in LOG exited 0 (and,
 # with KERNEL, the first printed KERNEL); the group setup left user_events_data to user-events.
 readme_booted() {
-	local log=$1 blocks=(2-check 3-group 4-service 5-status) b ok=0
+	local blocks=(2-check 3-group 4-service 5-status) b ok=0 lines
+	# The console's lines end in CR LF.
+	lines=$(tr -d '\r' <"$1" | grep '^RUE-README')
 	[ -z "${3:-}" ] || blocks=(1-uname "${blocks[@]}")
 	for b in "${blocks[@]}"; do
-		grep -q "^RUE-README $b exit 0" "$log" || ok=1
+		grep -qx "RUE-README $b exit 0" <<<"$lines" || ok=1
 	done
-	[ -z "${3:-}" ] || grep -q "^RUE-README 1-uname $3\$" "$log" || ok=1
-	result "$ok" "$2" "$(grep '^RUE-README' "$log" | tr '\n' ' ' | cut -c1-600)"
+	[ -z "${3:-}" ] || grep -qx "RUE-README 1-uname $3" <<<"$lines" || ok=1
+	result "$ok" "$2" "$(tr '\n' ' ' <<<"$lines" | cut -c1-600)"
 }
 
 # The project republished: its repository is now REPO (the new ABI's packages). REPO was made

@@ -403,10 +403,10 @@ TEST_F_TIMEOUT(leave, fork_copies_are_charged_to_the_cgroup_of_the_fork, 900)
 	} else {
 		ASSERT_EQ('M', recv_c(back[0]));
 	}
-	/* The forker has left: how many of its copies had not run yet. */
+	/* The forker has left: how many of its copies had not finished. */
 	at_leave = stats_enablers();
 	pending = LV_CHILDREN - (at_leave - base - CG_ENABLERS) / CG_ENABLERS;
-	ksft_print_msg("%s: %lld of %d copies pending when the forker left\n",
+	ksft_print_msg("%s: %lld of %d copies unfinished when the forker left\n",
 		       variant->exit ? "exit" : "move", pending, LV_CHILDREN);
 
 	/* Every copy made (each child's UNREG runs its own if no worker started it). */
@@ -426,11 +426,11 @@ TEST_F_TIMEOUT(leave, fork_copies_are_charged_to_the_cgroup_of_the_fork, 900)
 		       variant->exit ? "exit" : "move", (post - pre) / copies, mine / copies,
 		       slab_bytes(moved) / copies);
 	/*
-	 * Inconclusive unless most copies were still to run when the forker left: never a pass
+	 * Inconclusive unless most copies were unfinished when the forker left: never a pass
 	 * then (a skip fails make check; a faster machine would need more enablers).
 	 */
 	if (pending < LV_CHILDREN / 2)
-		SKIP(goto out, "inconclusive: only %lld of %d copies pending when the forker left",
+		SKIP(goto out, "inconclusive: only %lld of %d copies unfinished when the forker left",
 		     pending, LV_CHILDREN);
 	EXPECT_LT(CG_MIN_PER_COPY, (post - pre) / copies);
 	EXPECT_GT(CG_MIN_PER_COPY, slab_bytes(children) / copies);
