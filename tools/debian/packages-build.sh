@@ -388,9 +388,11 @@ if [ "$1" = configure ] && command -v dkms >/dev/null; then
 fi
 if [ "$1" = configure ] && [ -e "/usr/lib/modules/$krel/modules.order" ]; then
 	depmod -a "$krel"
-	# Into the running kernel now as well; at boot, modules-load.d loads it.
-	if [ "$(uname -r)" = "$krel" ] && ! grep -q '^rust_user_events ' /proc/modules; then
-		modprobe rust_user_events ||
+	# Into the running kernel now as well; at boot, modules-load.d loads it. Not in a
+	# chroot (an image build, a system set up from outside: the running kernel is the
+	# host's), and not when blacklisted (modprobe -b, as systemd-modules-load honours it).
+	if [ "$(uname -r)" = "$krel" ] && ! ischroot && ! grep -q '^rust_user_events ' /proc/modules; then
+		modprobe -b rust_user_events ||
 			echo "rust-user-events: could not load rust_user_events now (with Secure Boot on, see rust-user-events-ueficert)" >&2
 	fi
 fi

@@ -171,8 +171,21 @@ static int events_work(int cmd, int back)
 	return 0;
 }
 
+/* Every test needs the memory controller: without it they skip (the one reason to). */
+static void need_memcg(struct __test_metadata *_metadata)
+{
+	int ready = memcg_ready();
+
+	if (!ready)
+		SKIP(return, "no cgroup v2 memory controller (CONFIG_MEMCG)");
+	ASSERT_EQ(1, ready);
+}
+
 FIXTURE(charge) {};
-FIXTURE_SETUP(charge) {}
+FIXTURE_SETUP(charge)
+{
+	need_memcg(_metadata);
+}
 FIXTURE_TEARDOWN(charge) {}
 
 TEST_F_TIMEOUT(charge, events_are_charged_to_the_registering_cgroup, 900)
@@ -181,11 +194,7 @@ TEST_F_TIMEOUT(charge, events_are_charged_to_the_registering_cgroup, 900)
 	int cmd[2], back[2], status;
 	long long before, after;
 	pid_t pid;
-	int ready = memcg_ready();
 
-	if (!ready)
-		SKIP(return, "no cgroup v2 memory controller (CONFIG_MEMCG)");
-	ASSERT_EQ(1, ready);
 	ASSERT_EQ(0, make_cgroup("rue_charge_events", dir, sizeof(dir)));
 	pid = spawn_in(dir, events_work, cmd, back);
 	ASSERT_NE(-1, pid);
@@ -229,11 +238,7 @@ TEST_F_TIMEOUT(charge, fork_copies_are_charged_to_the_forkers_cgroup, 900)
 	char dir[128];
 	int cmd[2], back[2], status;
 	pid_t pid;
-	int ready = memcg_ready();
 
-	if (!ready)
-		SKIP(return, "no cgroup v2 memory controller (CONFIG_MEMCG)");
-	ASSERT_EQ(1, ready);
 	ASSERT_EQ(0, make_cgroup("rue_charge_copies", dir, sizeof(dir)));
 	base = stats_enablers();
 	ASSERT_LE(0, base);
@@ -271,6 +276,7 @@ TEST_F_TIMEOUT(charge, fork_copies_are_charged_to_the_forkers_cgroup, 900)
  * their own (clone3 with CLONE_INTO_CGROUP), so charging the child's cgroup shows as well.
  */
 #define LV_CHILDREN 8
+#define LV_ENABLERS 10000
 
 /* What the forker of the leaving variants needs besides its pipes (set before it is spawned). */
 static struct {
@@ -305,20 +311,20 @@ static void leaving_child(int data)
 }
 
 /*
- * The forker: registers CG_ENABLERS bits, says 'R'; on 'F' forks LV_CHILDREN children into
+ * The forker: registers LV_ENABLERS bits, says 'R'; on 'F' forks LV_CHILDREN children into
  * lv.children_cg, says 'K' and leaves: exits, or moves to lv.move_to and says 'M', then lives
  * until EOF on @cmd.
  */
 static int leaving_forker(int cmd, int back)
 {
-	volatile __u32 *words = mmap(NULL, (CG_ENABLERS + 31) / 32 * sizeof(__u32),
+	volatile __u32 *words = mmap(NULL, (LV_ENABLERS + 31) / 32 * sizeof(__u32),
 				     PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	int fd = open(DATA_FILE, O_RDWR);
 	char c = 0;
 
 	if (fd < 0 || words == MAP_FAILED)
 		return 2;
-	for (int i = 0; i < CG_ENABLERS; i++)
+	for (int i = 0; i < LV_ENABLERS; i++)
 		if (rue_reg_word(fd, "__rue_cg_leave u32 x", &words[i / 32], i % 32))
 			return 3;
 	if (write(back, "R", 1) != 1 || read(cmd, &c, 1) != 1 || c != 'F')
@@ -353,7 +359,10 @@ FIXTURE_VARIANT(leave) {
 };
 FIXTURE_VARIANT_ADD(leave, exit) { .exit = 1 };
 FIXTURE_VARIANT_ADD(leave, move) { .exit = 0 };
-FIXTURE_SETUP(leave) {}
+FIXTURE_SETUP(leave)
+{
+	need_memcg(_metadata);
+}
 FIXTURE_TEARDOWN(leave) {}
 
 TEST_F_TIMEOUT(leave, fork_copies_are_charged_to_the_cgroup_of_the_fork, 900)
@@ -362,11 +371,7 @@ TEST_F_TIMEOUT(leave, fork_copies_are_charged_to_the_cgroup_of_the_fork, 900)
 	long long pre, post, base, scopes, at_leave, pending, copies, mine, want;
 	int cmd[2], back[2], status;
 	pid_t pid;
-	int ready = memcg_ready();
 
-	if (!ready)
-		SKIP(return, "no cgroup v2 memory controller (CONFIG_MEMCG)");
-	ASSERT_EQ(1, ready);
 	ASSERT_EQ(0, make_cgroup("rue_charge_forker", forker, sizeof(forker)));
 	ASSERT_EQ(0, make_cgroup("rue_charge_children", children, sizeof(children)));
 	ASSERT_EQ(0, make_cgroup("rue_charge_moved", moved, sizeof(moved)));
@@ -405,7 +410,7 @@ TEST_F_TIMEOUT(leave, fork_copies_are_charged_to_the_cgroup_of_the_fork, 900)
 	}
 	/* The forker has left: how many of its copies had not finished. */
 	at_leave = stats_enablers();
-	pending = LV_CHILDREN - (at_leave - base - CG_ENABLERS) / CG_ENABLERS;
+	pending = LV_CHILDREN - (at_leave - base - LV_ENABLERS) / LV_ENABLERS;
 	ksft_print_msg("%s: %lld of %d copies unfinished when the forker left\n",
 		       variant->exit ? "exit" : "move", pending, LV_CHILDREN);
 
@@ -414,9 +419,9 @@ TEST_F_TIMEOUT(leave, fork_copies_are_charged_to_the_cgroup_of_the_fork, 900)
 		ASSERT_EQ(0, send_c(lv.go[1], 'U'));
 	for (int i = 0; i < LV_CHILDREN; i++)
 		ASSERT_EQ('C', recv_c(lv.done[0]));
-	copies = (long long)CG_ENABLERS * LV_CHILDREN;
+	copies = (long long)LV_ENABLERS * LV_CHILDREN;
 	/* The forker's own enablers gone when it exited (their charge given back): the copies'. */
-	want = base + copies + (variant->exit ? 0 : CG_ENABLERS);
+	want = base + copies + (variant->exit ? 0 : LV_ENABLERS);
 	EXPECT_TRUE(rue_wait_until(stats_enablers() == want, 300000, 10000))
 		TH_LOG("enablers: %lld, want %lld", stats_enablers(), want);
 	post = slab_bytes(forker);
