@@ -34,7 +34,6 @@
 
 #define CGROOT "/sys/fs/cgroup"
 #define DATA_FILE RUE_TRACEFS "user_events_data"
-#define STATS_FILE RUE_TRACEFS "user_events_stats"
 
 #define CG_EVENTS 2000
 #define CG_FIELDS 24		/* "u32 f000_pad_pad_pa" is 19 bytes: 479 with the separators */
@@ -93,22 +92,10 @@ static int join_cgroup(const char *dir)
 	return rue_write_text(path, 0, pid);
 }
 
-/* The value of @name ("enablers", "scopes") in user_events_stats, or -1. */
-static long long stat_of(const char *name)
-{
-	char buf[4096], key[64], *p;
-
-	if (read_file(STATS_FILE, buf, sizeof(buf)) < 0)
-		return -1;
-	snprintf(key, sizeof(key), "\n%s: ", name);
-	p = strstr(buf, key);
-	return p ? atoll(p + strlen(key)) : -1;
-}
-
 /* "enablers: N" of user_events_stats, or -1. */
 static long long stats_enablers(void)
 {
-	return stat_of("enablers");
+	return rue_stat("enablers");
 }
 
 /*
@@ -119,7 +106,7 @@ static long long stats_enablers(void)
  */
 static int scopes_back_to(long long base)
 {
-	return rue_wait_until(stat_of("scopes") <= base, 300000, 10000);
+	return rue_wait_until(rue_stat("scopes") <= base, 300000, 10000);
 }
 
 /* A process that joins the cgroup at @dir, runs @work and reports on @back. */
@@ -242,7 +229,7 @@ TEST_F_TIMEOUT(charge, fork_copies_are_charged_to_the_forkers_cgroup, 900)
 	ASSERT_EQ(0, make_cgroup("rue_charge_copies", dir, sizeof(dir)));
 	base = stats_enablers();
 	ASSERT_LE(0, base);
-	scopes = stat_of("scopes");
+	scopes = rue_stat("scopes");
 	ASSERT_LE(0, scopes);
 	pid = spawn_in(dir, copies_work, cmd, back);
 	ASSERT_NE(-1, pid);
@@ -265,7 +252,7 @@ TEST_F_TIMEOUT(charge, fork_copies_are_charged_to_the_forkers_cgroup, 900)
 	close(back[0]);
 	EXPECT_TRUE(gone_within(RUE_TRACEFS "events/user_events/__rue_cg_copy", 120000));
 	EXPECT_TRUE(scopes_back_to(scopes)) TH_LOG("scopes: %lld, at the start %lld",
-						  stat_of("scopes"), scopes);
+						  rue_stat("scopes"), scopes);
 	rmdir(dir);
 }
 
@@ -384,7 +371,7 @@ TEST_F_TIMEOUT(leave, fork_copies_are_charged_to_the_cgroup_of_the_fork, 900)
 	ASSERT_EQ(0, pipe(lv.hold));
 	base = stats_enablers();
 	ASSERT_LE(0, base);
-	scopes = stat_of("scopes");
+	scopes = rue_stat("scopes");
 	ASSERT_LE(0, scopes);
 	/*
 	 * Where the forker exits, its own enablers are freed and their charge given back: the
@@ -451,7 +438,7 @@ out:
 	close(lv.children_cg);
 	EXPECT_TRUE(gone_within(RUE_TRACEFS "events/user_events/__rue_cg_leave", 120000));
 	EXPECT_TRUE(scopes_back_to(scopes)) TH_LOG("scopes: %lld, at the start %lld",
-						  stat_of("scopes"), scopes);
+						  rue_stat("scopes"), scopes);
 	rmdir(forker);
 	rmdir(children);
 	rmdir(moved);

@@ -320,17 +320,6 @@ TEST_F(fault, failed_destroy_is_retried)
 	TH_LOG("the event went %.2f s after its last reference", now_s() - start);
 }
 
-/* A counter of user_events_stats ("name: N"), or -1. */
-static long stat_of(const char *name)
-{
-	char buf[4096], *at;
-
-	if (read_file(RUE_TRACEFS "user_events_stats", buf, sizeof(buf)) <= 0)
-		return -1;
-	at = strstr(buf, name);
-	return at ? atol(at + strlen(name) + 2) : -1;
-}
-
 /*
  * fork() of a process with enablers, with each allocation the fork probe
  * makes in the parent failing in turn: the fork succeeds, the child is left
@@ -350,7 +339,7 @@ TEST_F(fault, fork_fails_to_join_a_scope_at_every_allocation)
 	ASSERT_LE(0, rue_reg(fd, "__rue_ffork u32 a", &word, 0));
 	ASSERT_EQ(0, in_modules_only());
 	for (n = 1; n <= MAX_NTH; n++) {
-		long before = stat_of("scope_join_failed");
+		long before = rue_stat("scope_join_failed");
 		int status, done;
 		pid_t pid;
 
@@ -375,7 +364,7 @@ TEST_F(fault, fork_fails_to_join_a_scope_at_every_allocation)
 		}
 		injected++;
 		/* Not every allocation under the probe is the join's: some have a fallback. */
-		after = stat_of("scope_join_failed");
+		after = rue_stat("scope_join_failed");
 		if (WEXITSTATUS(status) == 2 && after == before + 1)
 			left_out++;
 		else

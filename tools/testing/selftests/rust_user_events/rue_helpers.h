@@ -70,6 +70,19 @@ static inline int read_file(const char *path, char *buf, size_t len)
 	return total;
 }
 
+/* The counter @name ("enablers", "scopes", ...) of user_events_stats, or -1. */
+static inline long long rue_stat(const char *name)
+{
+	char buf[4096], key[64], *at;
+
+	if (read_file(RUE_TRACEFS "user_events_stats", buf + 1, sizeof(buf) - 1) <= 0)
+		return -1;
+	buf[0] = '\n';		/* every line, the first too, begins after a newline */
+	snprintf(key, sizeof(key), "\n%s: ", name);
+	at = strstr(buf, key);
+	return at ? atoll(at + strlen(key)) : -1;
+}
+
 /* True if user_events_status has the whole line @line (no newline). */
 static inline int status_has_line(const char *line)
 {
