@@ -87,6 +87,7 @@ use crate::{
     logic::enable,
     task::{self, TaskStruct},
     user_word::{self, PinnedWord},
+    wait::KillableWait,
 };
 use core::{
     ptr::{null_mut, NonNull},
@@ -96,13 +97,14 @@ use core::{
     },
 };
 use kernel::{
+    c_str,
     list::{AtomicTracker, List, ListArc, ListLinks, TryNewListArc},
     mm::{Mm, MmWithUser},
-    new_condvar, new_spinlock, new_work,
+    new_spinlock, new_work,
     prelude::*,
     rbtree::{RBTree, RBTreeNodeReservation},
     sync::aref::ARef,
-    sync::{Arc, ArcBorrow, CondVar, SpinLock, UniqueArc},
+    sync::{Arc, ArcBorrow, SpinLock, UniqueArc},
     workqueue::{Work, WorkItem},
 };
 
@@ -206,9 +208,9 @@ pub(crate) struct Scope {
     /// False while a forked child's copy has not run; set under `fork`, so that a waiter that
     /// saw it false under `fork` is woken.
     copied: AtomicBool,
-    /// Signalled when a forked child's copy ran.
+    /// Woken when a forked child's copy ran.
     #[pin]
-    copy_done: CondVar,
+    copy_done: KillableWait,
     #[pin]
     copy_work: Work<Scope, 1>,
     #[pin]
@@ -258,7 +260,10 @@ impl Scope {
                     teardown_deferred: false,
                 }),
                 copied: AtomicBool::new(!forked),
-                copy_done <- new_condvar!(),
+                copy_done <- KillableWait::new(
+                    c_str!("Scope::copy_done"),
+                    kernel::static_lock_class!()
+                ),
                 copy_work <- new_work!("Scope::copy_work"),
                 teardown_work <- new_work!("Scope::teardown_work"),
                 fault_work <- new_work!("Scope::fault_work"),
@@ -310,10 +315,12 @@ impl Scope {
     /// A child that registers or unregisters at once must first see what it inherited. A copy
     /// starts only once its source is copied, so a running copy never waits, and a wait is
     /// bounded by the work of this scope's own lineage: no process waits behind another
-    /// process's copies. The wait is uninterruptible, so REG and UNREG never return an errno
-    /// upstream does not (an interruptible wait would give `EINTR` to a program with a signal
-    /// handler). Called without `reg_mutex` or `event_mutex` held: a copy takes `event_mutex`.
-    pub(crate) fn complete_copy(self: &Arc<Self>) {
+    /// process's copies. The wait is killable, not interruptible, so REG and UNREG never return
+    /// an errno upstream does not (an interruptible wait would give `EINTR` to a program with a
+    /// signal handler); a fatal signal ends it with `EINTR`, which the dying task never returns.
+    /// A copy this task runs itself is work, not a wait, and runs to its end. Called without
+    /// `reg_mutex` or `event_mutex` held: a copy takes `event_mutex`.
+    pub(crate) fn complete_copy(self: &Arc<Self>) -> Result {
         // Nearly always true (every scope but a child forked a moment ago): no lock then.
         while !self.copied.load(Acquire) {
             let next = self.first_to_copy();
@@ -321,9 +328,10 @@ impl Scope {
             let from = next.fork.lock().copy_from.take();
             match from {
                 Some(from) => run_copy(&next, from),
-                None => next.wait_copied(),
+                None => next.copy_done.wait_until(|| next.copied.load(Acquire))?,
             }
         }
+        Ok(())
     }
 
     /// Of this scope and its ancestors not yet copied, the one whose copy goes first: the one
@@ -346,14 +354,6 @@ impl Scope {
     /// read its enablers again (neither can change back).
     fn unused(&self) -> bool {
         self.tasks.load(Relaxed) == 0 && self.fork.lock().forks_pending == 0
-    }
-
-    /// Waits until the scope's copy, running elsewhere, is done.
-    fn wait_copied(&self) {
-        let mut fork = self.fork.lock();
-        while !self.copied.load(Acquire) {
-            self.copy_done.wait(&mut fork);
-        }
     }
 
     /// Queues the copy of the parent's enablers into this forked child, on the unbound scopes
@@ -490,7 +490,8 @@ impl WorkItem<1> for Scope {
     type Pointer = Arc<Scope>;
 
     fn run(child: Arc<Scope>) {
-        child.complete_copy();
+        // A worker has no signal to end the wait for a copy that runs elsewhere.
+        let _ = child.complete_copy();
     }
 }
 
@@ -525,7 +526,7 @@ fn set_copied(child: &Arc<Scope>) {
         child.copied.store(true, Release);
         fork.take_teardown(true)
     };
-    child.copy_done.notify_all();
+    child.copy_done.wake_all();
     if teardown {
         child.clone().queue_teardown();
     }

@@ -345,7 +345,7 @@ impl FileInfo {
         }
         // Like upstream, this gives the task a scope even if the registration then fails (Q15).
         let scope = scope::current_or_create()?;
-        scope.complete_copy();
+        scope.complete_copy()?;
         enabler::prefault(&scope, enable_addr);
         // Read before `reg_mutex`, so that a name in memory that blocks (a userfaultfd nobody
         // serves, a FUSE file) holds no lock; its errno comes after `EADDRINUSE`, as upstream's.
@@ -417,7 +417,7 @@ impl FileInfo {
             ..
         } = kunreg;
         let scope = scope::current().ok_or(ENOENT)?;
-        scope.complete_copy();
+        scope.complete_copy()?;
         enabler::prefault(&scope, disable_addr);
         let removed = {
             let _reg = self.group.reg_mutex.lock();

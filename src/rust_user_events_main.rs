@@ -53,6 +53,7 @@ mod tracefs;
 mod tracepoint;
 mod uaccess;
 mod user_word;
+mod wait;
 mod write;
 
 use logic::abi;

@@ -13,6 +13,8 @@
  *     register, some fork, all exit at once; nothing is lost, the event goes;
  *   - others_fork_copies_do_not_delay_a_first_reg: while a process with 20,000 enablers forks
  *     20 children, another process's child registers at once, without waiting for their copies;
+ *   - reg_waiting_for_its_copy_dies_at_sigkill: a forked child's first REG, waiting for the copy
+ *     of its parent's enablers a worker is running, ends at a SIGKILL while the copy still runs;
  *   - reg_behind_a_blocked_fault_waits_alone_and_is_killable: a REG whose enable word is behind
  *     a userfaultfd nobody serves waits in the fault (as upstream's), others register meanwhile,
  *     and a SIGKILL ends it;
@@ -1193,6 +1195,157 @@ TEST_F_TIMEOUT(enabler, others_fork_copies_do_not_delay_a_first_reg, 900)
 	close(fd);
 }
 
+#define KW_EVENT "__rue_en_kw"
+#define KW_MAX_ENABLERS 200000
+#define KW_KILL_LIMIT_MS 500	/* SIGKILL to gone, on the reference machine */
+
+/* /proc/@pid/stat's state letter, or 0. */
+static char proc_state(pid_t pid)
+{
+	char path[64], buf[512], *end;
+	int fd, n;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	fd = open(path, O_RDONLY);
+	if (fd < 0)
+		return 0;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = 0;
+	end = strrchr(buf, ')');
+	return end && end[1] == ' ' ? end[2] : 0;
+}
+
+/*
+ * The holder of the enablers for the test below: registers them 1,000 at a time until that took
+ * four times the test's bound (a copy costs about what a REG does: 20,000 take some 0.4 s on
+ * Debian's amd64 kernel and 7 s on the test kernel), at most KW_MAX_ENABLERS, and sends 'R' and
+ * how many. On 'F'
+ * forks the child, which on 'G' from @go sends 'W' and calls REG (which waits for its copy),
+ * and sends the child's pid. On 'T' forks its twin, which calls REG at once and puts the time
+ * it returned in *@twin_done, and sends 'K'. Returns at EOF on @cmd. 0, or which step failed.
+ */
+static int kw_holder(int cmd, int back, int go, volatile long long *twin_done)
+{
+	volatile __u32 *words = mmap(NULL, (KW_MAX_ENABLERS + 32) / 32 * sizeof(__u32),
+				     PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	long long end = rue_now_ms() + 4 * rue_bound_ms(KW_KILL_LIMIT_MS);
+	int fd = open(DATA_FILE, O_RDWR), n = 0;
+	pid_t child, twin;
+	char c = 0;
+
+	if (fd < 0 || words == MAP_FAILED)
+		return 2;
+	while (n < KW_MAX_ENABLERS && rue_now_ms() < end)
+		for (int i = 0; i < 1000; i++, n++)
+			if (rue_reg_word(fd, KW_EVENT " u32 x", &words[n / 32], n % 32))
+				return 3;
+	if (write(back, "R", 1) != 1 || write(back, &n, sizeof(n)) != sizeof(n) ||
+	    read(cmd, &c, 1) != 1 || c != 'F')
+		return 4;
+	child = fork();
+	if (child < 0)
+		return 5;
+	if (child == 0) {
+		die_with_parent();
+		if (read(go, &c, 1) != 1 || write(back, "W", 1) != 1)
+			_exit(2);
+		_exit(rue_reg_word(fd, KW_EVENT " u32 x", &words[n / 32], n % 32) ? 3 : 0);
+	}
+	if (write(back, &child, sizeof(child)) != sizeof(child) || read(cmd, &c, 1) != 1 ||
+	    c != 'T')
+		return 6;
+	twin = fork();
+	if (twin < 0)
+		return 7;
+	if (twin == 0) {
+		die_with_parent();
+		if (rue_reg_word(fd, KW_EVENT " u32 x", &words[n / 32], n % 32))
+			_exit(3);
+		*twin_done = rue_now_ms();
+		_exit(0);
+	}
+	if (write(back, "K", 1) != 1)
+		return 8;
+	while (read(cmd, &c, 1) > 0)
+		;		/* EOF: done */
+	return 0;
+}
+
+/*
+ * A forked child's first REG waits for its copy when a worker is running it: seconds for some
+ * thousands of enablers on a debug kernel (a REG for its copy of 100,000 waited 23-35 s there),
+ * in the state of a task nobody can kill, before the wait was made killable. A SIGKILL now ends
+ * it at once: the child is gone within a bound against the calibration. The child's twin,
+ * forked just after its copy started, times the same copy to its end. Inconclusive (a skip,
+ * which fails make check) unless the REG was waiting when it was killed and the copy it waited
+ * for had more than twice the bound left.
+ */
+TEST_F_TIMEOUT(enabler, reg_waiting_for_its_copy_dies_at_sigkill, 900)
+{
+	volatile long long *twin_done = shared_mem(sizeof(long long));
+	long long before, base, started, twin_at, t, took, left;
+	int cmd[2], back[2], go[2], status, got, gone, pidfd, n;
+	pid_t holder, child;
+	char state = 0;
+
+	ASSERT_NE(NULL, twin_done);
+	before = rue_stat("enablers");
+	ASSERT_LE(0, before);
+	ASSERT_EQ(0, pipe(go));
+	holder = rue_fork_helper(cmd, back);
+	ASSERT_NE(-1, holder);
+	if (holder == 0) {
+		close(go[1]);
+		_exit(kw_holder(cmd[0], back[1], go[0], twin_done));
+	}
+	close(go[0]);
+	ASSERT_EQ('R', read_byte(back[0], rue_bound_ms(600 * 1000)));
+	ASSERT_EQ(sizeof(n), read(back[0], &n, sizeof(n)));
+	base = rue_stat("enablers");
+	ASSERT_LE(0, base);
+	ASSERT_EQ(0, send_byte(cmd[1], 'F'));
+	ASSERT_EQ(sizeof(child), read(back[0], &child, sizeof(child)));
+	/* The child has not called REG yet: a worker started its copy. */
+	ASSERT_TRUE(rue_wait_until(rue_stat("enablers") > base, 10 * 1000, 100));
+	started = rue_now_ms();
+	ASSERT_EQ(0, send_byte(cmd[1], 'T'));
+	ASSERT_EQ('K', read_byte(back[0], rue_bound_ms(10 * 1000)));
+	twin_at = rue_now_ms();
+	ASSERT_EQ(0, send_byte(go[1], 'G'));
+	ASSERT_EQ('W', read_byte(back[0], rue_bound_ms(10 * 1000)));
+	got = rue_wait_until((state = proc_state(child)) == 'D', 5 * 1000, 100);
+	pidfd = syscall(SYS_pidfd_open, child, 0);
+	t = rue_now_ms();
+	ASSERT_EQ(0, kill(child, SIGKILL));
+	/* The holder's child: gone when its pidfd polls readable, reaped by the holder. */
+	ASSERT_LE(0, pidfd);
+	do {
+		gone = poll(&(struct pollfd){ .fd = pidfd, .events = POLLIN }, 1,
+			    rue_bound_ms(600 * 1000));
+	} while (gone < 0 && errno == EINTR);
+	took = rue_now_ms() - t;
+	close(pidfd);
+	EXPECT_TRUE(rue_wait_until(*twin_done, 600 * 1000, 1000));
+	/* What the child's copy had left at the kill: the twin's, started that much later. */
+	left = *twin_done - (twin_at - started) - t;
+	ksft_print_msg("%s: a REG waiting (state %c) for its copy of %d enablers, with some %lld ms left, was gone %lld ms after a SIGKILL (bound %lld ms)\n",
+		       KW_EVENT, state ? state : '?', n, left, took,
+		       rue_bound_ms(KW_KILL_LIMIT_MS));
+	close(cmd[1]);
+	EXPECT_EQ(1, wait_pid_ms(holder, rue_bound_ms(60 * 1000), &status));
+	close(back[0]);
+	close(go[1]);
+	/* Every scope's enablers gone (they hold the module) before the next test. */
+	EXPECT_TRUE(rue_wait_until(rue_stat("enablers") <= before, 120 * 1000, 10000));
+	ASSERT_EQ(1, gone);
+	if (!got || left <= 2 * rue_bound_ms(KW_KILL_LIMIT_MS))
+		SKIP(return, "inconclusive: the REG was not waiting, or its copy had too little left");
+	EXPECT_GT(rue_bound_ms(KW_KILL_LIMIT_MS), took);
+}
+
 /* -------------------------------------------------------------------------------------------- */
 /* 6. a REG behind a blocked fault */
 
@@ -1359,7 +1512,7 @@ static int bn_blocked(int sock, int back)
 /*
  * Another process's REG and UNREG of an unrelated event, in a child bounded by @ms: 0 and the
  * time in *@took if it finished in time, -ETIMEDOUT if not (the child, which may be waiting for
- * a lock no signal breaks, is then reaped by bn_reap() once the test released what it waits
+ * a lock no signal breaks, is then gone by bn_reap() once the test released what it waits
  * for), or the REG's or UNREG's -errno.
  */
 static int bn_other_reg(long long ms, long long *took, pid_t *child)
@@ -1388,7 +1541,7 @@ static int bn_other_reg(long long ms, long long *took, pid_t *child)
 	return res->r;
 }
 
-/* Reaps a child bn_other_reg() left running, within @ms; 1 if it was reaped or none was left. */
+/* Reaps a child bn_other_reg() left running, within @ms; 1 if it was gone or none was left. */
 static int bn_reap(pid_t child, long long ms)
 {
 	int status;
