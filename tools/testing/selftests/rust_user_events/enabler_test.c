@@ -23,6 +23,8 @@
  *     unregisters meanwhile (upstream reads the name under its registration lock);
  *   - reg_with_its_write_back_blocked_holds_no_lock: the same with the write index's write-back
  *     waiting on a write-protected page (upstream writes it under that lock);
+ *   - status_change_right_after_fork_reaches_the_child: a change between a fork and the child's
+ *     copy (behind 1,000 enablers) reaches the child's word within a bound, in both directions;
  *   - status_after_fork_reaches_the_togglers_own_word: with the word's page shared copy-on-write
  *     by a fork before each of 500 enables and 500 disables, the bit already shows the new
  *     state when the process's own write to `enable` returns; toggled by another process, it
@@ -1807,6 +1809,75 @@ TEST_F_TIMEOUT(enabler, status_after_fork_reaches_the_togglers_own_word, 1200)
 	EXPECT_EQ(0, rue_unreg(fd, word, 0));
 	close(fd);
 	munmap((void *)word, RUE_PAGE_SIZE);
+}
+
+#define TG_EVENT "__rue_en_tg"
+#define TG_FILL_EVENT "__rue_en_tgf"
+#define TG_FILLERS 1000		/* enablers at lower addresses, copied before the word */
+#define TG_ROUNDS 20
+#define TG_LIMIT_MS 5000	/* the change reaches the child's word within this */
+
+/*
+ * Upstream copies a child's enablers inside fork(); here the copy is work queued at the fork,
+ * and a status change made between the fork and the copy reaches the child's word when the copy
+ * runs: late by the queue's latency and the copy of the enablers before it, never lost. Each
+ * round forks a child, then changes the event's state at once (on, then off: the child's word
+ * inherited the old state); the child times when its word shows the new one. Every change
+ * reaches every child within a bound against the calibration; how late is printed.
+ */
+TEST_F_TIMEOUT(enabler, status_change_right_after_fork_reaches_the_child, 600)
+{
+	struct { long long seen; } *res = shared_mem(TG_ROUNDS * sizeof(*res));
+	volatile __u32 *fill, *word;
+	long long changed[TG_ROUNDS], late, worst = 0;
+	int fd, i, status, at_once = 0;
+
+	ASSERT_NE(NULL, res);
+	/* The fillers first in the address space, so the copy reaches the word last. */
+	fill = mmap(NULL, 2 * RUE_PAGE_SIZE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+		    -1, 0);
+	ASSERT_NE(MAP_FAILED, fill);
+	word = (volatile __u32 *)((char *)fill + RUE_PAGE_SIZE);
+	fd = open(DATA_FILE, O_RDWR);
+	ASSERT_NE(-1, fd);
+	for (i = 0; i < TG_FILLERS; i++)
+		ASSERT_EQ(0, rue_reg_word(fd, TG_FILL_EVENT " u32 x", &fill[i / 32], i % 32));
+	ASSERT_EQ(0, rue_reg_word(fd, TG_EVENT " u32 x", word, 0));
+
+	for (i = 0; i < TG_ROUNDS; i++) {
+		__u32 want = i % 2 ? 0 : 1;
+		pid_t child;
+
+		res[i].seen = -1;
+		fflush(stdout);
+		fflush(stderr);
+		child = fork();
+		ASSERT_NE(-1, child);
+		if (child == 0) {
+			long long end = rue_now_ms() + rue_bound_ms(TG_LIMIT_MS);
+
+			die_with_parent();
+			while ((*word & 1) != want && rue_now_ms() < end)
+				;
+			if ((*word & 1) == want)
+				res[i].seen = rue_now_ms();
+			_exit(0);
+		}
+		ASSERT_EQ(0, rue_set_enable(TG_EVENT, want ? "1" : "0"));
+		changed[i] = rue_now_ms();
+		ASSERT_EQ(1, wait_pid_ms(child, rue_bound_ms(2 * TG_LIMIT_MS), &status));
+	}
+	for (i = 0; i < TG_ROUNDS; i++) {
+		EXPECT_NE(-1, res[i].seen) TH_LOG("round %d: the change never reached the child", i);
+		late = res[i].seen - changed[i];
+		at_once += late <= 0;
+		if (late > worst)
+			worst = late;
+	}
+	ksft_print_msg("%s: a change right after a fork reached the child's word at once (before the write to enable returned) %d times in %d, at worst %lld ms after it (bound %lld ms), behind the copy of %d enablers\n",
+		       TG_EVENT, at_once, TG_ROUNDS, worst, rue_bound_ms(TG_LIMIT_MS), TG_FILLERS);
+	EXPECT_GT(rue_bound_ms(TG_LIMIT_MS), worst);
+	close(fd);
 }
 
 TEST_HARNESS_MAIN
