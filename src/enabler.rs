@@ -127,6 +127,11 @@ const FOLLOW: u64 = 1;
 /// Its scope's enablers in registration order (`Scope::order`).
 const ORDER: u64 = 2;
 
+// The list a forked child's scope is linked into while its copy is pending:
+
+/// Its parent's pending copies, oldest snapshot first (`ForkState::pending`).
+const PENDING: u64 = 0;
+
 /// The enablers of one event.
 type Followers = List<Enabler, FOLLOW>;
 
@@ -155,6 +160,9 @@ struct ForkState {
     seq: u64,
     /// Fork copies of this scope queued and not yet run.
     forks_pending: u32,
+    /// The children of those copies, in the order of their forks, so oldest snapshot first:
+    /// the graveyard keeps only what the first one still needs.
+    pending: List<Scope, PENDING>,
     /// A forked child's parent, the snapshot of it and the charge of the copy, until the copy
     /// runs.
     copy_from: Option<CopyFrom>,
@@ -164,6 +172,17 @@ struct ForkState {
     /// was running: the copy that finishes last queues the teardown again
     /// ([`ForkState::take_teardown`]).
     teardown_deferred: bool,
+}
+
+/// A forked child's new scope, until the fork probe lists it in its parent's pending copies
+/// ([`Scope::set_copy_from`]).
+pub(crate) struct ForkedChild(ListArc<Scope, PENDING>);
+
+impl ForkedChild {
+    /// The child's scope.
+    pub(crate) fn scope(&self) -> Arc<Scope> {
+        self.0.clone_arc()
+    }
 }
 
 /// What a forked child's copy needs, from the fork probe until the copy runs.
@@ -199,7 +218,8 @@ pub(crate) struct Scope {
     enablers: EventLocked<RBTree<WordKey, Arc<Enabler>>>,
     /// The same enablers, oldest registration first: those copied at fork, then the scope's own.
     order: EventLocked<List<Enabler, ORDER>>,
-    /// Enablers removed while a fork copy was pending, keyed by `(died, 0)`.
+    /// Enablers removed while a fork copy was pending, keyed by `(died, 0)`, until no pending
+    /// copy's snapshot is older than their removal.
     graveyard: EventLocked<RBTree<WordKey, Arc<Enabler>>>,
     /// The tree nodes of the last enabler UNREG removed, for the next REG.
     spare: EventLocked<TreeNodes>,
@@ -221,6 +241,10 @@ pub(crate) struct Scope {
     /// queued on it ([`Scope::fault_in_on_return`]); null otherwise.
     own_task: AtomicPtr<TaskStruct>,
     own_work: deferred::OnReturn,
+    /// A forked child's snapshot of its parent, while in the parent's `pending` list.
+    snapshot: AtomicU64,
+    #[pin]
+    pending_links: ListLinks<PENDING>,
 }
 
 #[pinned_drop]
@@ -230,6 +254,15 @@ impl PinnedDrop for Scope {
     }
 }
 
+// A forked child enters its parent's pending list once, with the `ListArc` made with the scope
+// ([`Scope::new`]).
+kernel::list::impl_list_arc_safe! {
+    impl ListArcSafe<0> for Scope { untracked; }
+}
+kernel::list::impl_list_item! {
+    impl ListItem<0> for Scope { using ListLinks { self.pending_links }; }
+}
+
 kernel::impl_has_work! {
     impl HasWork<Self, 1> for Scope { self.copy_work }
     impl HasWork<Self, 2> for Scope { self.teardown_work }
@@ -237,14 +270,23 @@ kernel::impl_has_work! {
 }
 
 impl Scope {
-    /// A scope for the address space `mm`; a forked child's (`forked`) waits for its copy.
-    /// Allocated with `flags` (the fork probe cannot sleep).
-    pub(crate) fn new(
+    /// A scope for the address space `mm`, of a task's first REG.
+    pub(crate) fn new(mm: ARef<Mm>, flags: kernel::alloc::Flags) -> Result<Arc<Self>> {
+        Ok(Self::new_unique(mm, false, flags)?.into())
+    }
+
+    /// A forked child's scope for the address space `mm`, which waits for its copy. Allocated
+    /// with `flags` (the fork probe cannot sleep).
+    pub(crate) fn new_forked(mm: ARef<Mm>, flags: kernel::alloc::Flags) -> Result<ForkedChild> {
+        Ok(ForkedChild(Self::new_unique(mm, true, flags)?.into()))
+    }
+
+    fn new_unique(
         mm: ARef<Mm>,
         forked: bool,
         flags: kernel::alloc::Flags,
-    ) -> Result<Arc<Self>> {
-        let scope = Arc::pin_init(
+    ) -> Result<Pin<UniqueArc<Self>>> {
+        let scope = UniqueArc::pin_init(
             pin_init!(Self {
                 mm,
                 tasks: AtomicU32::new(0),
@@ -255,6 +297,7 @@ impl Scope {
                 fork <- new_spinlock!(ForkState {
                     seq: 0,
                     forks_pending: 0,
+                    pending: List::new(),
                     copy_from: None,
                     faults: List::new(),
                     teardown_deferred: false,
@@ -269,6 +312,8 @@ impl Scope {
                 fault_work <- new_work!("Scope::fault_work"),
                 own_task: AtomicPtr::new(null_mut()),
                 own_work: deferred::OnReturn::new(),
+                snapshot: AtomicU64::new(0),
+                pending_links <- ListLinks::new(),
             }),
             flags,
         )?;
@@ -277,16 +322,19 @@ impl Scope {
     }
 
     /// The fork probe, for a forked child: takes the snapshot of `parent` to copy, counting a
-    /// pending copy in the parent, and the memory cgroup the copy charges, the forker's now. The
-    /// copy must then be queued ([`Scope::queue_copy`]).
-    pub(crate) fn set_copy_from(&self, parent: Arc<Scope>) {
+    /// pending copy in the parent (and listing the child there), and the memory cgroup the copy
+    /// charges, the forker's now. The copy must then be queued ([`Scope::queue_copy`]).
+    pub(crate) fn set_copy_from(child: ForkedChild, parent: Arc<Scope>) {
         let charge = task::Memcg::of(&parent.mm);
+        let scope = child.0.clone_arc();
         let snapshot = {
             let mut fork = parent.fork.lock();
             fork.forks_pending += 1;
+            scope.snapshot.store(fork.seq, Relaxed);
+            fork.pending.push_back(child.0);
             fork.seq
         };
-        self.fork.lock().copy_from = Some(CopyFrom {
+        scope.fork.lock().copy_from = Some(CopyFrom {
             parent,
             snapshot,
             charge,
@@ -406,7 +454,7 @@ impl Scope {
             drop(e);
             held = relax(held, &mut batch);
         }
-        release_graveyard(self, &mut held);
+        release_graveyard(self, &mut held, u64::MAX);
         let enablers = core::mem::take(self.enablers.get(&mut held));
         drop(held);
         // The tree's nodes and, with their last references, the enablers.
@@ -475,10 +523,24 @@ fn relax(held: Held, batch: &mut usize) -> Held {
     Held::lock()
 }
 
-/// Releases the enablers a scope kept for fork copies that have all run.
-fn release_graveyard(scope: &Scope, held: &mut Held) {
-    let graveyard = core::mem::take(scope.graveyard.get(held));
-    for e in graveyard.values() {
+/// Releases the enablers a scope kept for fork copies whose snapshots are all older than
+/// `oldest` (an enabler removed at `died <= oldest` existed at no pending snapshot): every one
+/// for `u64::MAX`. Linear in what it releases.
+fn release_graveyard(scope: &Scope, held: &mut Held, oldest: u64) {
+    if oldest == u64::MAX {
+        let graveyard = core::mem::take(scope.graveyard.get(held));
+        for e in graveyard.values() {
+            e.release(held);
+        }
+        return;
+    }
+    loop {
+        let first = scope.graveyard.get(held).cursor_lower_bound_mut(&(0, 0));
+        let Some(first) = first.filter(|c| c.current().0 .0 <= oldest) else {
+            return;
+        };
+        let (_, node) = first.remove_current();
+        let (_, e) = node.to_key_value();
         e.release(held);
     }
 }
@@ -514,7 +576,7 @@ fn run_copy(child: &Arc<Scope>, from: CopyFrom) {
         FORK_COPY_FAILED.fetch_add(1, Relaxed);
         child.teardown();
     }
-    fork_finished(&parent);
+    fork_finished(&parent, child);
     set_copied(child);
 }
 
@@ -532,20 +594,29 @@ fn set_copied(child: &Arc<Scope>) {
     }
 }
 
-/// A fork copy of `parent` ran or was cancelled. The last pending one releases the parent's
-/// graveyard, and queues the parent's teardown again if its last task left meanwhile.
-fn fork_finished(parent: &Arc<Scope>) {
+/// The fork copy of `parent` into `child` ran or was cancelled. Releases what the parent's
+/// graveyard kept for it alone: the enablers removed before the oldest snapshot still pending
+/// (all of them after the last pending copy). Queues the parent's teardown again if its last
+/// task left meanwhile.
+fn fork_finished(parent: &Arc<Scope>, child: &Scope) {
     let mut held = Held::lock();
-    let (last, teardown) = {
+    let (done, oldest, teardown) = {
         let mut fork = parent.fork.lock();
         fork.forks_pending -= 1;
+        // SAFETY: A scope is only ever in its own parent's pending list, entered once at its
+        // fork ([`Scope::set_copy_from`]).
+        let done = unsafe { fork.pending.remove(child) };
+        let oldest = fork
+            .pending
+            .cursor_front()
+            .peek_next()
+            .map_or(u64::MAX, |first| first.snapshot.load(Relaxed));
         let copied = parent.copied.load(Acquire);
-        (fork.forks_pending == 0, fork.take_teardown(copied))
+        (done, oldest, fork.take_teardown(copied))
     };
-    if last {
-        release_graveyard(parent, &mut held);
-    }
+    release_graveyard(parent, &mut held, oldest);
     drop(held);
+    drop(done);
     if teardown {
         parent.clone().queue_teardown();
     }
@@ -572,7 +643,7 @@ impl WorkItem<2> for Scope {
             fork.copy_from.take()
         };
         if let Some(CopyFrom { parent, .. }) = cancelled {
-            fork_finished(&parent);
+            fork_finished(&parent, &scope);
             // No task is left to wait; the copy's work item, if it waits or runs later, finds
             // the scope copied and nothing to copy.
             set_copied(&scope);

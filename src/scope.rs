@@ -119,7 +119,7 @@ pub(crate) fn current_or_create() -> Result<Arc<Scope>> {
     // SAFETY: `mm` is the calling task's address space, live while it runs; `ARef::from` takes
     // an `mmgrab` reference.
     let mm: ARef<Mm> = unsafe { Mm::from_raw(mm.as_ptr()) }.into();
-    let scope = Scope::new(mm, false, GFP_KERNEL_ACCOUNT)?;
+    let scope = Scope::new(mm, GFP_KERNEL_ACCOUNT)?;
     let node = RBTreeNode::new(task, scope.clone(), GFP_KERNEL_ACCOUNT)?;
     // Nobody else enters the running task (the fork probe enters children before they run), so
     // no entry for it can have appeared meanwhile.
@@ -164,16 +164,17 @@ pub(crate) fn on_newtask(child: *mut TaskStruct, clone_vm: bool) {
     // SAFETY: `copy_mm` has run, and the child's mm is alive during `copy_process`;
     // `ARef::from` takes an `mmgrab` reference.
     let mm: ARef<Mm> = unsafe { Mm::from_raw(mm.as_ptr()) }.into();
-    let Ok(scope) = Scope::new(mm, true, flags) else {
+    let Ok(forked) = Scope::new_forked(mm, flags) else {
         SCOPE_JOIN_FAILED.fetch_add(1, Relaxed);
         return;
     };
+    let scope = forked.scope();
     let Ok(node) = RBTreeNode::new(child as usize, scope.clone(), flags) else {
         SCOPE_JOIN_FAILED.fetch_add(1, Relaxed);
         return;
     };
     // Nothing can fail from here on: a snapshot counts a pending copy that must run.
-    scope.set_copy_from(parent);
+    Scope::set_copy_from(forked, parent);
     let old = {
         let mut map = TASKS.lock();
         scope.tasks.fetch_add(1, Relaxed);

@@ -13,6 +13,9 @@
  *     register, some fork, all exit at once; nothing is lost, the event goes;
  *   - others_fork_copies_do_not_delay_a_first_reg: while a process with 20,000 enablers forks
  *     20 children, another process's child registers at once, without waiting for their copies;
+ *   - unregistered_enabler_goes_while_the_process_keeps_forking: an event unregistered while
+ *     the process forks every 2 ms is auto-deleted within a bound (its enabler is not kept for
+ *     copies forked after the UNREG);
  *   - reg_waiting_for_its_copy_dies_at_sigkill: a forked child's first REG, waiting for the copy
  *     of its parent's enablers a worker is running, ends at a SIGKILL while the copy still runs;
  *   - reg_behind_a_blocked_fault_waits_alone_and_is_killable: a REG whose enable word is behind
@@ -1348,6 +1351,91 @@ TEST_F_TIMEOUT(enabler, reg_waiting_for_its_copy_dies_at_sigkill, 900)
 	if (!got || left <= 2 * rue_bound_ms(KW_KILL_LIMIT_MS))
 		SKIP(return, "inconclusive: the REG was not waiting, or its copy had too little left");
 	EXPECT_GT(rue_bound_ms(KW_KILL_LIMIT_MS), took);
+}
+
+#define GY_EVENT "__rue_en_gy"
+#define GY_FILL_EVENT "__rue_en_gyf"
+#define GY_FILLERS 5000		/* what each child's copy has to copy: longer than it lives */
+#define GY_LIMIT_MS 5000	/* the unregistered event gone within this, forks going on */
+
+struct gy_forker {
+	volatile int stop;
+	volatile long long forks;
+	volatile int failed;
+};
+
+/* Forks a child every 2 ms or so, each living 500 ms, until told to stop; reaps them all. */
+static void *gy_forking(void *arg)
+{
+	struct gy_forker *f = arg;
+	int status;
+
+	while (!f->stop) {
+		pid_t pid = fork();
+
+		if (pid < 0) {
+			f->failed = errno;
+			break;
+		}
+		if (pid == 0) {
+			usleep(500 * 1000);
+			_exit(0);
+		}
+		f->forks++;
+		usleep(2000);
+		while (waitpid(-1, &status, WNOHANG) > 0)
+			;
+	}
+	while (waitpid(-1, &status, 0) > 0)
+		;
+	return NULL;
+}
+
+/*
+ * An enabler unregistered while fork copies are pending is kept for them (they copy what
+ * existed at their fork), with its event reference. It used to be kept until no copy at all was
+ * pending, which a process that keeps forking never reaches: the event could then never go (DEL
+ * said EBUSY, auto-delete never came) and the kept enablers grew. Now it goes once the copies
+ * forked before it was unregistered have run: the event is auto-deleted within a bound against
+ * the calibration while the process forks every 2 ms or so, each child's copy (of 5,000
+ * enablers) pending for most of its life.
+ */
+TEST_F_TIMEOUT(enabler, unregistered_enabler_goes_while_the_process_keeps_forking, 300)
+{
+	volatile __u32 *words = mmap(NULL, RUE_PAGE_SIZE, PROT_READ | PROT_WRITE,
+				     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	struct gy_forker f = { 0 };
+	long long forks, took = -1;
+	int fd, fd_gy, i, gone, del_ret = 0;
+	pthread_t forker;
+
+	ASSERT_NE(MAP_FAILED, words);
+	fd = open(DATA_FILE, O_RDWR);
+	ASSERT_NE(-1, fd);
+	for (i = 0; i < GY_FILLERS; i++)
+		ASSERT_EQ(0, rue_reg_word(fd, GY_FILL_EVENT " u32 x", &words[1 + i / 32], i % 32));
+	/* Its own file: a file holds a reference on each event it registered until it is closed. */
+	fd_gy = open(DATA_FILE, O_RDWR);
+	ASSERT_NE(-1, fd_gy);
+	ASSERT_EQ(0, rue_reg_word(fd_gy, GY_EVENT " u32 x", &words[0], 0));
+	ASSERT_EQ(0, pthread_create(&forker, NULL, gy_forking, &f));
+	/* Forks under way, copies pending: then the UNREG. */
+	EXPECT_TRUE(rue_wait_until(f.forks >= 20 || f.failed, 10 * 1000, 1000));
+	ASSERT_EQ(0, rue_unreg(fd_gy, &words[0], 0));
+	close(fd_gy);
+	forks = f.forks;
+	gone = event_gone_within(GY_EVENT, rue_bound_ms(GY_LIMIT_MS), &took, &del_ret);
+	forks = f.forks - forks;
+	f.stop = 1;
+	ASSERT_EQ(0, pthread_join(forker, NULL));
+	EXPECT_EQ(0, f.failed) TH_LOG("fork: %s", strerror(f.failed));
+	ksft_print_msg("%s: unregistered while forking, the event went in %lld ms (bound %lld ms), %lld forks meanwhile%s%s\n",
+		       GY_EVENT, took, rue_bound_ms(GY_LIMIT_MS), forks, gone ? "" : "; DEL says ",
+		       gone ? "" : strerror(-del_ret));
+	EXPECT_TRUE(gone);
+	/* Forking went on while the test waited: else it tested nothing. */
+	EXPECT_LT(0, forks);
+	close(fd);
 }
 
 /* -------------------------------------------------------------------------------------------- */
