@@ -192,6 +192,13 @@ void rue_inode_unlock(struct inode *inode);
 /* set_bit()/clear_bit() of @bit in the long at @offset of a pinned @page (kmap_local). */
 void rue_page_change_bit(struct page *page, unsigned long offset, unsigned int bit, bool set);
 /*
+ * test_bit() of @bit in the aligned long at user address @addr of @mm, whose mmap lock the
+ * caller holds for reading, through a page reference (get_user_pages_remote, FOLL_NOFAULT: no
+ * fault, and no unsharing of a page still shared copy-on-write, as a pin would need): 1 or 0,
+ * or -EFAULT if the page is not present.
+ */
+int rue_user_test_bit_remote(struct mm_struct *mm, unsigned long addr, unsigned int bit);
+/*
  * Sets (futex FUTEX_OP_OR) or clears (FUTEX_OP_ANDN) @mask in the user u32 at
  * @uaddr with the futex code's atomic user access (arch_futex_atomic_op_inuser),
  * page faults disabled: -EFAULT where the page is not present and writable.

@@ -990,6 +990,15 @@ fn write_bit(mm: &Mm, addr: u64, bit: u8, set: bool) -> Result {
     Ok(())
 }
 
+/// Whether `bit` of the enable word at `addr` in `mm` is set, without faulting or unsharing a
+/// page still shared copy-on-write: `EFAULT` if the page is not present, `ENOENT` if the address
+/// space is gone.
+fn read_bit(mm: &Mm, addr: u64, bit: u8) -> Result<bool> {
+    let (word, bit) = enable::word_and_bit(addr, bit);
+    // SAFETY: `with_mmap_read` holds the address space's mmap lock for reading.
+    with_mmap_read(mm, |user| unsafe { user_word::test_bit(user, word, bit) })?
+}
+
 /// Sets or clears `bit` of the enable word at `addr` through the calling task's own mapping,
 /// when `mm` is its address space: one atomic access of the `u32` holding the bit, as the futex
 /// code changes a user word, where [`write_bit`] takes the mmap lock and pins the page.
@@ -1258,8 +1267,14 @@ fn copy_one(
         return Ok(None);
     }
     // `src` holds its event reference: it is alive, or in the graveyard until this copy ran.
-    // Right after fork the page is still shared copy-on-write: the fault path breaks it.
     let (e, unused) = new.insert(&mut held, 0);
-    write_or_queue(e.as_arc_borrow(), true);
+    // The child's word holds what the parent's did at the fork, nearly always the event's state
+    // still: then it is left alone, its page shared copy-on-write, as upstream's copy leaves it.
+    // Else (a status change since the fork) it is written: the fault path breaks the sharing.
+    // `event_mutex` orders this with status changes, which rewrite the enabler once inserted.
+    let set = e.event().status() != 0;
+    if read_bit(&e.scope.mm, e.addr, e.bit) != Ok(set) {
+        write_or_queue(e.as_arc_borrow(), true);
+    }
     Ok(unused)
 }

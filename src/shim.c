@@ -235,6 +235,21 @@ void rue_page_change_bit(struct page *page, unsigned long offset, unsigned int b
 	kunmap_local(word);
 }
 
+int rue_user_test_bit_remote(struct mm_struct *mm, unsigned long addr, unsigned int bit)
+{
+	struct page *page;
+	unsigned long *word;
+	int ret;
+
+	if (get_user_pages_remote(mm, addr, 1, FOLL_NOFAULT, &page, NULL) != 1)
+		return -EFAULT;
+	word = kmap_local_page(page) + offset_in_page(addr);
+	ret = test_bit(bit, word);
+	kunmap_local(word);
+	put_page(page);
+	return ret;
+}
+
 int rue_user_change_bit(u32 __user *uaddr, u32 mask, bool set)
 {
 	int old, ret;

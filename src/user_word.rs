@@ -7,7 +7,8 @@
 //! Three ways, each never faulting but the last: through the calling task's own mapping
 //! ([`change_own_bit`], one atomic access, as the futex code changes a user word), through a
 //! page pinned in any address space ([`PinnedWord`]), and a fault-in for writing
-//! ([`fault_in_writable`]).
+//! ([`fault_in_writable`]). A fork copy first reads the child's bit ([`test_bit`]), and leaves
+//! a word that already shows the event's state alone.
 
 use crate::bindings;
 use core::ptr::null_mut;
@@ -85,6 +86,24 @@ impl Drop for PinnedWord {
         // SAFETY: Pinned by `pin`, once (type invariants).
         unsafe { bindings::unpin_user_pages_dirty_lock(&mut self.page, 1, true) };
     }
+}
+
+/// Whether `bit` (below the word's bits) of the aligned `unsigned long` at user address `word`
+/// of `user` is set, read through a page reference that neither faults nor unshares a page still
+/// shared copy-on-write; `EFAULT` if the page is not present.
+///
+/// # Safety
+///
+/// `user`'s mmap lock is held for reading.
+pub(crate) unsafe fn test_bit(user: &MmWithUser, word: u64, bit: u32) -> Result<bool> {
+    if word % size_of::<c_ulong>() as u64 != 0 {
+        return Err(EFAULT);
+    }
+    // SAFETY: The address space is held by `user` and its mmap lock for reading (the caller's
+    // guarantee); the address is aligned to the long it reads.
+    let ret = unsafe { bindings::rue_user_test_bit_remote(user.as_raw(), word as c_ulong, bit) };
+    kernel::error::to_result(ret)?;
+    Ok(ret != 0)
 }
 
 /// Faults the page of user address `addr` of `user` in for writing (`fixup_user_fault`); with
