@@ -225,8 +225,8 @@ pub(crate) struct Scope {
     spare: EventLocked<TreeNodes>,
     #[pin]
     fork: SpinLock<ForkState>,
-    /// False while a forked child's copy has not run; set under `fork`, so that a waiter that
-    /// saw it false under `fork` is woken.
+    /// False while a forked child's copy has not run; set under `fork` (with the deferred
+    /// teardown it may release), then `copy_done` is woken.
     copied: AtomicBool,
     /// Woken when a forked child's copy ran.
     #[pin]
@@ -255,7 +255,7 @@ impl PinnedDrop for Scope {
 }
 
 // A forked child enters its parent's pending list once, with the `ListArc` made with the scope
-// ([`Scope::new`]).
+// ([`Scope::new_forked`]).
 kernel::list::impl_list_arc_safe! {
     impl ListArcSafe<0> for Scope { untracked; }
 }
