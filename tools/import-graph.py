@@ -80,7 +80,7 @@ LAYERS = [
     ["event"],
     ["event_mutex", "deferred"],
     ["tracefs", "symbols", "ksym", "identity", "layout", "seq", "kbuf", "names", "tracepoint", "uaccess",
-     "percpu", "trace_call", "user_word", "task", "compat", "bindings", "mirrors"],
+     "percpu", "trace_call", "user_word", "wait", "task", "compat", "bindings", "mirrors"],
     ["logic"],
 ]
 place = {m: (row, col) for row, files in enumerate(LAYERS) for col, m in enumerate(files)}
