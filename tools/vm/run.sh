@@ -163,7 +163,7 @@ for attempt in 1 2; do
 	qemu_pid=$!
 	booted=0
 	while kill -0 "$qemu_pid" 2>/dev/null; do
-		if grep -aq '^RUE-VM-BOOTED' "$log"; then
+		if grep -aq 'RUE-VM-BOOTED' "$log"; then
 			booted=1
 			break
 		fi
