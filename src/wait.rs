@@ -51,6 +51,7 @@ impl KillableWait {
             // SAFETY: `head` was initialised by `new`, and `entry` by `init_wait_entry`. A
             // nonzero return means a fatal signal is pending, and the entry was taken off the
             // queue again.
+            // CAST: `TASK_KILLABLE` (0x102) is a task state, which C passes as `int`.
             let killed = unsafe {
                 bindings::prepare_to_wait_event(
                     self.head.get(),
