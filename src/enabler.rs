@@ -158,10 +158,9 @@ const ALIVE: u64 = u64::MAX;
 struct ForkState {
     /// Numbers insertions and removals (`born`, `died`).
     seq: u64,
-    /// Fork copies of this scope queued and not yet run.
-    forks_pending: u32,
-    /// The children of those copies, in the order of their forks, so oldest snapshot first:
-    /// the graveyard keeps only what the first one still needs.
+    /// The children whose fork copies of this scope are queued and not yet run, in the order
+    /// of their forks, so oldest snapshot first: the graveyard keeps only what the first one
+    /// still needs.
     pending: List<Scope, PENDING>,
     /// A forked child's parent, the snapshot of it and the charge of the copy, until the copy
     /// runs.
@@ -199,7 +198,7 @@ impl ForkState {
     /// True, once, when a deferred teardown may now be queued again: the scope's own copy ran
     /// (`copied`) and no copy of it is pending.
     fn take_teardown(&mut self, copied: bool) -> bool {
-        let run = self.teardown_deferred && copied && self.forks_pending == 0;
+        let run = self.teardown_deferred && copied && self.pending.is_empty();
         if run {
             self.teardown_deferred = false;
         }
@@ -296,7 +295,6 @@ impl Scope {
                 spare: EventLocked::new(TreeNodes::EMPTY),
                 fork <- new_spinlock!(ForkState {
                     seq: 0,
-                    forks_pending: 0,
                     pending: List::new(),
                     copy_from: None,
                     faults: List::new(),
@@ -329,7 +327,6 @@ impl Scope {
         let scope = child.0.clone_arc();
         let snapshot = {
             let mut fork = parent.fork.lock();
-            fork.forks_pending += 1;
             scope.snapshot.store(fork.seq, Relaxed);
             fork.pending.push_back(child.0);
             fork.seq
@@ -401,7 +398,7 @@ impl Scope {
     /// True once the scope's last task left and no fork copy of it is pending: nothing will
     /// read its enablers again (neither can change back).
     fn unused(&self) -> bool {
-        self.tasks.load(Relaxed) == 0 && self.fork.lock().forks_pending == 0
+        self.tasks.load(Relaxed) == 0 && self.fork.lock().pending.is_empty()
     }
 
     /// Queues the copy of the parent's enablers into this forked child, on the unbound scopes
@@ -427,7 +424,7 @@ impl Scope {
     fn next_seq(&self) -> (u64, bool) {
         let mut fork = self.fork.lock();
         fork.seq += 1;
-        (fork.seq, fork.forks_pending > 0)
+        (fork.seq, !fork.pending.is_empty())
     }
 
     /// Removes every enabler and releases it, in batches so that `event_mutex` is not held for
@@ -602,7 +599,6 @@ fn fork_finished(parent: &Arc<Scope>, child: &Scope) {
     let mut held = Held::lock();
     let (done, oldest, teardown) = {
         let mut fork = parent.fork.lock();
-        fork.forks_pending -= 1;
         // SAFETY: A scope is only ever in its own parent's pending list, entered once at its
         // fork ([`Scope::set_copy_from`]).
         let done = unsafe { fork.pending.remove(child) };
@@ -636,7 +632,7 @@ impl WorkItem<2> for Scope {
         let cancelled = {
             let mut fork = scope.fork.lock();
             let copied = scope.copied.load(Acquire);
-            if fork.forks_pending > 0 || (!copied && fork.copy_from.is_none()) {
+            if !fork.pending.is_empty() || (!copied && fork.copy_from.is_none()) {
                 fork.teardown_deferred = true;
                 return;
             }
