@@ -74,8 +74,14 @@ host-fuzz: setup
 	CARGO_PROFILE_RELEASE_OVERFLOW_CHECKS=true CARGO_PROFILE_RELEASE_DEBUG_ASSERTIONS=true \
 		cargo test --release -p rue-hosttest fuzz_tests:: -- --nocapture
 
-check: modules
-	@bash $(TOOLS)/check.sh "$(kdir)"
+# The Debian roots and kernel images the check needs are made in the background
+# while the test kernel compiles (tools/debian/prefetch.sh, its log in
+# build/prefetch.log).
+check: setup
+	@mkdir -p build && { bash $(TOOLS)/debian/prefetch.sh >build/prefetch.log 2>&1 & } && \
+	k=$(kdir) && { test -f "$$k/Module.symvers" || { echo "KDIR=$$k is not a built kernel tree" >&2; false; }; } && \
+	$(MAKE) -C "$$k" M=$(CURDIR) $(llvm) modules && \
+	bash $(TOOLS)/check.sh "$$k"; rc=$$?; wait; exit $$rc
 
 demo: modules
 	@bash $(TOOLS)/demo.sh "$(kdir)"

@@ -194,12 +194,35 @@ lanes=${RUE_CHECK_LANES:-2}
 lane_limit=1
 declare -A lane_tags=()
 lane_queue=()
+# A lane's output, when it ends, goes to the script's own output, wherever the step that noticed
+# sends its own (polled).
+exec 3>&1
 
 # lane TAG FUNCTION ARGS...: queues FUNCTION ARGS for a lane; it starts at once if one is free,
 # else when lane_poll or lane_wait finds one. Never waits.
 lane() {
 	lane_queue+=("$(printf '%q ' "$@")")
 	lane_poll
+}
+
+# lane_first TAG FUNCTION ARGS...: as lane, but first in the queue: a run much longer than the
+# others (the upgrade test's), so that it does not end alone after every other.
+lane_first() {
+	lane_queue=("$(printf '%q ' "$@")" ${lane_queue[@]+"${lane_queue[@]}"})
+	lane_poll
+}
+
+# polled CMD...: runs CMD (a program: what it changes in this shell is lost) in the background
+# and polls the lanes every 2 s until it ends, so that a lane that ends during a long build
+# starts the next run at once; returns CMD's status. CMD's output goes where polled's does.
+polled() {
+	"$@" &
+	local pid=$!
+	while kill -0 "$pid" 2>/dev/null; do
+		lane_poll
+		sleep 2
+	done
+	wait "$pid"
 }
 
 # lane_start TAG FUNCTION ARGS...: FUNCTION ARGS in the background; its counts and summary lines
@@ -255,7 +278,7 @@ lane_collect() {
 lane_poll() {
 	local pid
 	for pid in "${!lane_tags[@]}"; do
-		kill -0 "$pid" 2>/dev/null || lane_collect "$pid"
+		kill -0 "$pid" 2>/dev/null || lane_collect "$pid" >&3
 	done
 	while [ "${#lane_tags[@]}" -lt "$lane_limit" ] && [ "${#lane_queue[@]}" -gt 0 ]; do
 		eval "lane_start ${lane_queue[0]}"
@@ -317,7 +340,7 @@ arm64_guest() {
 	[ "$arm64_tried" -eq 0 ] || return 0
 	arm64_tried=1
 	echo "== guest: building test programs for arm64"
-	if bash "$top/tools/testing/build-guest.sh" --arch arm64 "$kdir" "$build/guest-arm64" \
+	if polled bash "$top/tools/testing/build-guest.sh" --arch arm64 "$kdir" "$build/guest-arm64" \
 		"$top/rust_user_events.ko" && bbdir=$(bash "$top/tools/debian/fetch.sh" busybox-static arm64); then
 		arm64_args=(--arch arm64 --busybox "$bbdir/usr/bin/busybox" --add "$build/guest-arm64")
 	else
@@ -361,8 +384,8 @@ debian_set_build() {
 	echo "== $set: the module for $label, by its toolchain"
 	start=$(date +%s)
 	rm -f "$build/$set.kos"
-	if built=$(RUE_DEBIAN=$set bash "$top/tools/debian/build.sh") && mapfile -t kos <<<"$built" &&
-		[ "${#kos[@]}" -gt 0 ] && [ -f "${kos[0]}" ]; then
+	if polled env RUE_DEBIAN="$set" bash "$top/tools/debian/build.sh" >"$build/$set.built" &&
+		mapfile -t kos <"$build/$set.built" && [ "${#kos[@]}" -gt 0 ] && [ -f "${kos[0]}" ]; then
 		echo "$set build: $(($(date +%s) - start)) s"
 		for ko in "${kos[@]}"; do
 			echo "PASS $set: built $ko"
@@ -555,7 +578,7 @@ case " $kernels " in
 	echo "== debian: building the module for Debian's kernels"
 	start=$(date +%s)
 	kos=()
-	if built=$(bash "$top/tools/debian/build.sh") && mapfile -t kos <<<"$built" &&
+	if polled bash "$top/tools/debian/build.sh" >"$build/debian.kos" && mapfile -t kos <"$build/debian.kos" &&
 		[ "${#kos[@]}" -eq "${#DEBIAN_FLAVOURS[@]}" ]; then
 		for ko in "${kos[@]}"; do
 			echo "PASS debian: built $ko"
@@ -580,7 +603,7 @@ case " $kernels " in
 	ws_arm64="$build/wrong-symbol-arm64"
 	rm -rf "$ws_arm64" && mkdir -p "$ws_arm64/extra"
 	if bash "$top/tools/debian/stage-sources.sh" "$ws_arm64/src" &&
-		bash "$top/tools/debian/chroot.sh" bash /rue/src/tools/debian/build-module.sh "$DEBIAN_ABI-arm64" \
+		polled bash "$top/tools/debian/chroot.sh" bash /rue/src/tools/debian/build-module.sh "$DEBIAN_ABI-arm64" \
 			"/rue/src/${ws_arm64#"$top"/}/src" RUE_WRONG_SYMBOL=1 >"$ws_arm64/build.log" 2>&1; then
 		perl -pe 's/rust_user_events/rust_user_wsym00/g' "$ws_arm64/src/rust_user_events.ko" \
 			>"$ws_arm64/extra/rust_user_wsym00.ko"
@@ -596,16 +619,18 @@ case " $kernels " in
 		rm -rf "$build/debian-dkms-$flavour"
 		if [ "$(debian_arch "$flavour")" = "$(dpkg --print-architecture)" ]; then
 			echo "== debian: make install (DKMS) in a trixie root, for $krel"
-			bash "$top/tools/debian/chroot.sh" bash /rue/src/tools/debian/install-test.sh "$krel" \
-				"/rue/src/build/check/debian-dkms-$flavour" | tee "$build/install-test-$flavour.log"
+			polled bash "$top/tools/debian/chroot.sh" bash /rue/src/tools/debian/install-test.sh "$krel" \
+				"/rue/src/build/check/debian-dkms-$flavour" >"$build/install-test-$flavour.log"
 		else
 			# Another architecture's kernel: DKMS's half of the install, cross-built.
 			echo "== debian: DKMS install in a trixie root, for $krel (cross-built)"
-			bash "$top/tools/debian/chroot.sh" bash /rue/src/tools/debian/dkms-cross-test.sh "$krel" \
+			polled bash "$top/tools/debian/chroot.sh" bash /rue/src/tools/debian/dkms-cross-test.sh "$krel" \
 				"$(debian_arch "$flavour" | sed 's/^arm64$/aarch64/')" \
-				"/rue/src/build/check/debian-dkms-$flavour" | tee "$build/install-test-$flavour.log"
+				"/rue/src/build/check/debian-dkms-$flavour" >"$build/install-test-$flavour.log"
 		fi
-		tap_log "$build/install-test-$flavour.log" "${PIPESTATUS[0]}"
+		status=$?
+		cat "$build/install-test-$flavour.log"
+		tap_log "$build/install-test-$flavour.log" "$status"
 		how=DKMS
 		[ "$(debian_arch "$flavour")" = "$(dpkg --print-architecture)" ] || how="DKMS, cross-built"
 		summaries+=("Debian install ($krel, $how): $p passed, $f failed, 0 skipped")
@@ -619,19 +644,21 @@ case " $kernels " in
 	cache=${RUE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/rust-user-events}
 	keys=$build/signing
 	start=$(date +%s)
-	if env -u RUE_REPO_SUITE RUE_SIGNING_DIR="$keys" bash "$top/tools/debian/packages.sh" --prebuilt \
+	if polled env -u RUE_REPO_SUITE RUE_SIGNING_DIR="$keys" bash "$top/tools/debian/packages.sh" --prebuilt \
 		--out "$build/packages" >"$build/packages.log" 2>&1; then
 		echo "PASS debian: make packages: $(find "$build/packages/repo/pool" -name '*.deb' | wc -l) packages, lintian without errors, a signed repository"
 		passed=$((passed + 1))
 		mkdir -p "$cache/debian/apt-archives/partial"
 		for mode in modules dkms; do
 			rm -rf "$build/packages-$mode"
-			bash "$top/tools/debian/chroot.sh" --packaging --overlay --bind "$keys:/rue/keys" \
+			polled bash "$top/tools/debian/chroot.sh" --packaging --overlay --bind "$keys:/rue/keys" \
 				--bind "$cache/debian/apt-archives:/var/cache/apt/archives" -- \
 				bash /rue/src/tools/debian/packages-test.sh "$mode" "$DEBIAN_ABI" amd64 \
-				/rue/src/build/check/packages/repo /rue/keys "/rue/src/build/check/packages-$mode" |
-				tee "$build/packages-$mode.log"
-			tap_log "$build/packages-$mode.log" "${PIPESTATUS[0]}"
+				/rue/src/build/check/packages/repo /rue/keys "/rue/src/build/check/packages-$mode" \
+				>"$build/packages-$mode.log"
+			status=$?
+			cat "$build/packages-$mode.log"
+			tap_log "$build/packages-$mode.log" "$status"
 			summaries+=("Debian packages ($mode, $DEBIAN_ABI-amd64, apt): $p passed, $f failed, 0 skipped")
 		done
 	else
@@ -653,22 +680,24 @@ case " $kernels " in
 	;;
 esac
 
-# Debian unstable's 7.2 kernels (sid's gcc-16 and rustc 1.97.1, amd64 and arm64, the whole suite
-# on both) and trixie-backports' newest 7.2 kernel (7.2's kernel crate built by rustc 1.85.1),
-# each set's whole-suite runs queued once it is built.
+# trixie-backports' newest 7.2 kernel (7.2's kernel crate built by rustc 1.85.1) and Debian
+# unstable's 7.2 kernels (sid's gcc-16 and rustc 1.97.1, amd64 and arm64, the whole suite on
+# both), each set's whole-suite runs queued once it is built. The upgrade test, the longest run
+# (some 12 minutes), needs trixie-backports' 7.2 module: built first, and the test put first in
+# the queue.
 declare -A set_label=([sid]="unstable's 7.2" [trixie-7.2]="trixie-backports' 7.2")
-for set in sid trixie-7.2; do
+for set in trixie-7.2 sid; do
 	case " $kernels " in
 	*" $set "*)
 		debian_set_build "$set" "${set_label[$set]}"
 		lane_poll
 		debian_set_run "$set" "${set_label[$set]}" full
+		if [[ "$set" == trixie-7.2 && " $kernels " == *" debian "* ]]; then
+			lane_first upgrade upgrade_test
+		fi
 		;;
 	esac
 done
-if [[ " $kernels " == *" debian "* && " $kernels " == *" trixie-7.2 "* ]]; then
-	lane upgrade upgrade_test
-fi
 
 case " $kernels " in
 *" experimental "*)
@@ -678,7 +707,8 @@ case " $kernels " in
 	echo "== experimental: the module for Debian experimental's kernel, by its toolchain"
 	start=$(date +%s)
 	exp_ko=
-	if exp_ko=$(RUE_DEBIAN=experimental bash "$top/tools/debian/build.sh") && [ -f "$exp_ko" ] &&
+	if polled env RUE_DEBIAN=experimental bash "$top/tools/debian/build.sh" >"$build/experimental.built" &&
+		exp_ko=$(cat "$build/experimental.built") && [ -f "$exp_ko" ] &&
 		exp_vmlinuz=$(RUE_DEBIAN=experimental bash "$top/tools/debian/vmlinuz.sh" amd64); then
 		exp_rel=$(basename "$(dirname "$exp_ko")")
 		echo "PASS experimental: built $exp_ko"
@@ -753,7 +783,7 @@ case " $kernels " in
 	fi
 	;;
 esac
-for set in sid trixie-7.2; do
+for set in trixie-7.2 sid; do
 	case " $kernels " in *" $set "*) debian_set_run "$set" "${set_label[$set]}" short ;; esac
 done
 

@@ -66,6 +66,9 @@ packages+=("linux-source-$DEBIAN_SERIES=$DEBIAN_VERSION")
 # as a foreign architecture), so a new kernel upload in the suite makes a new root.
 key=$(echo "2 $mirror ${packages[*]} ${foreign[*]}" | sha256sum | cut -c1-16)
 root="$cache/debian/$DEBIAN_ROOT-$key"
+# Each set's logs of making its root: make check makes the roots ahead, one after another
+# (prefetch.sh), while its other steps may make another.
+logs="$cache/debian/$DEBIAN_ROOT"
 
 make_root() {
 	command -v debootstrap >/dev/null 2>&1 || {
@@ -76,8 +79,8 @@ make_root() {
 	rm -rf "$tmp"
 	mkdir -p "$(dirname "$root")"
 	log "debootstrap $DEBIAN_BASE into $root (a few minutes)"
-	debootstrap --variant=minbase "$DEBIAN_BASE" "$tmp" "$mirror" >"$cache/debian/debootstrap.log" 2>&1 ||
-		{ tail -20 "$cache/debian/debootstrap.log" >&2; exit 1; }
+	debootstrap --variant=minbase "$DEBIAN_BASE" "$tmp" "$mirror" >"$logs-debootstrap.log" 2>&1 ||
+		{ tail -20 "$logs-debootstrap.log" >&2; exit 1; }
 	printf 'Types: deb\nURIs: %s\nSuites: %s %s\nComponents: main\nSigned-By: /usr/share/keyrings/debian-archive-keyring.gpg\n' \
 		"$mirror" "${DEBIAN_BASE_SUITES[*]}" "$DEBIAN_SUITE" >"$tmp/etc/apt/sources.list.d/debian.sources"
 	rm -f "$tmp/etc/apt/sources.list"
@@ -94,14 +97,14 @@ make_root() {
 	in_root "$tmp" dpkg --add-architecture arm64
 	in_root "$tmp" apt-get update -qq
 	in_root "$tmp" env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
-		"${packages[@]}" >"$cache/debian/apt.log" 2>&1 ||
-		{ tail -30 "$cache/debian/apt.log" >&2; exit 1; }
+		"${packages[@]}" >"$logs-apt.log" 2>&1 ||
+		{ tail -30 "$logs-apt.log" >&2; exit 1; }
 	if [ "${#foreign[@]}" -gt 0 ]; then
 		log "unpacking ${foreign[*]}"
 		in_root "$tmp" sh -ec 'mkdir -p /tmp/foreign && cd /tmp/foreign && apt-get download -q "$@" &&
 			for deb in *.deb; do dpkg-deb -x "$deb" /; done && cd / && rm -rf /tmp/foreign' \
-			sh "${foreign[@]}" >>"$cache/debian/apt.log" 2>&1 ||
-			{ tail -30 "$cache/debian/apt.log" >&2; exit 1; }
+			sh "${foreign[@]}" >>"$logs-apt.log" 2>&1 ||
+			{ tail -30 "$logs-apt.log" >&2; exit 1; }
 	fi
 	in_root "$tmp" apt-get clean
 	touch "$tmp/.rue-complete"
@@ -158,11 +161,16 @@ ensure_packaging() {
 	log "installing ${packaging[*]} into the root (make packages)"
 	in_root "$root" sh -ec 'apt-get update -qq
 		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "$@"
-		apt-get clean' sh "${packaging[@]}" >"$cache/debian/apt-packaging.log" 2>&1 ||
-		{ tail -30 "$cache/debian/apt-packaging.log" >&2; exit 1; }
+		apt-get clean' sh "${packaging[@]}" >"$logs-apt-packaging.log" 2>&1 ||
+		{ tail -30 "$logs-apt-packaging.log" >&2; exit 1; }
 	touch "$stamp"
 }
 
+# The root is made, and the packaging tools installed, under a lock: make check makes them
+# ahead, in the background (prefetch.sh), and a step that needs the root meanwhile waits.
+mkdir -p "$cache/debian"
+exec 9>"$root.lock"
+flock 9
 [ -f "$root/.rue-complete" ] || make_root
 
 packaging_first=0
@@ -179,4 +187,5 @@ while [ $# -gt 0 ]; do
 	esac
 done
 [ "$packaging_first" -eq 0 ] || ensure_packaging
+exec 9>&-
 [ $# -eq 0 ] || in_root "$target" "$@"

@@ -21,6 +21,11 @@ version=${3:-$(bash "$here/chroot.sh" apt-cache policy "$pkg:$arch" |
 	{ echo "fetch: no $pkg for $arch in the trixie root's suites" >&2; exit 1; }
 dir="$cache/debian/${pkg}_$arch-$version"
 
+# One fetch at a time (they share the root's download directory): make check fetches ahead, in
+# the background (prefetch.sh).
+mkdir -p "$cache/debian"
+exec 9>"$cache/debian/fetch.lock"
+flock 9
 if [ ! -f "$dir/.rue-complete" ]; then
 	rm -rf "$cache/debian/${pkg}_$arch"-* "$root/tmp/rue-fetch"
 	mkdir -p "$root/tmp/rue-fetch"
