@@ -114,6 +114,11 @@ const MAX_ATTEMPTS: u32 = 10;
 /// Enablers a teardown removes per hold of `event_mutex`.
 const TEARDOWN_BATCH: usize = 256;
 
+/// Enablers a fork copy takes per batch: `event_mutex` is taken twice per batch (to find them,
+/// then to insert their copies), not per enabler. A batch lives on the copying task's stack
+/// (some 50 bytes an enabler).
+const COPY_BATCH: usize = 16;
+
 /// An enabler's key in its scope: the address and bit as registered (the `EADDRINUSE` and UNREG
 /// match; upstream compares the original address and bit, not the size).
 type WordKey = (u64, u8);
@@ -1217,13 +1222,24 @@ fn after(key: WordKey) -> WordKey {
     }
 }
 
+/// An enabler of the parent being copied into a child: the parent's, its copy (allocated), and
+/// whether the child's word had the bit set when read, before `event_mutex` was taken.
+struct Copying {
+    src: Arc<Enabler>,
+    new: NewEnabler,
+    word: Result<bool>,
+}
+
 /// Copies into `child` the enablers `parent` had at `snapshot` (see the module docs).
 ///
-/// `event_mutex` is taken per enabler, and each copy is allocated before it is taken, so a copy
-/// of a large scope neither holds the lock for long nor allocates under it. The parent may
-/// register and unregister meanwhile: what it adds is newer than the snapshot, and what it
-/// removes waits in its graveyard, which this walks second. An enabler removed after this walk
-/// passed it shows up in both; the child's tree keeps the first copy.
+/// In batches of [`COPY_BATCH`]: the batch's enablers are found under `event_mutex`, their
+/// copies allocated and the child's words read without it, and the copies inserted under it
+/// again. So `event_mutex` is taken twice per batch, held for tree operations only, and never
+/// across an allocation or a wait for the child's mmap lock (a child that holds its own mmap
+/// lock for long holds up its own copy, no other program's REG). The parent may register and
+/// unregister meanwhile: what it adds is newer than the snapshot, and what it removes waits in
+/// its graveyard, which this walks second. An enabler removed after this walk passed it shows
+/// up in both; the child's tree keeps the first copy.
 fn copy(parent: &Scope, child: &Arc<Scope>, snapshot: u64) -> Result {
     // A node for an event's entry that one copy did not need, for the next.
     let mut spare = None;
@@ -1233,44 +1249,69 @@ fn copy(parent: &Scope, child: &Arc<Scope>, snapshot: u64) -> Result {
         (&parent.graveyard, (snapshot.saturating_add(1), 0)),
     ] {
         let mut from = start;
+        let mut more = true;
         // A child whose last task left, and which no copy reads, needs no more: what it has is
         // torn down.
-        while !child.unused() {
-            // `event_mutex` is dropped at the end of this statement, before `copy_one`.
-            let next = next_to_copy(&mut Held::lock(), slot, from, snapshot);
-            let Some((key, e)) = next else {
-                break;
-            };
-            spare = copy_one(child, &e, spare)?;
-            from = after(key);
+        while more && !child.unused() {
+            let mut found: [Option<Arc<Enabler>>; COPY_BATCH] = [const { None }; COPY_BATCH];
+            {
+                let mut held = Held::lock();
+                for entry in found.iter_mut() {
+                    let Some((key, e)) = next_to_copy(&mut held, slot, from, snapshot) else {
+                        more = false;
+                        break;
+                    };
+                    *entry = Some(e);
+                    from = after(key);
+                }
+            }
+            let mut batch: [Option<Copying>; COPY_BATCH] = [const { None }; COPY_BATCH];
+            for (src, entry) in found.into_iter().flatten().zip(batch.iter_mut()) {
+                let nodes = TreeNodes {
+                    word: None,
+                    event: spare.take(),
+                };
+                let new = NewEnabler::new(child, src.event, src.addr, src.bit, nodes)?;
+                // The child's mmap lock, without `event_mutex`.
+                let word = read_bit(&child.mm, src.addr, src.bit);
+                *entry = Some(Copying { src, new, word });
+            }
+            let mut held = Held::lock();
+            for entry in batch.iter_mut() {
+                let Some(c) = entry else {
+                    break;
+                };
+                // The child has one already (its own REG ran first): this copy stays in the
+                // batch, freed once `event_mutex` is released.
+                if child.has(&mut held, c.src.addr, c.src.bit) {
+                    continue;
+                }
+                if let Some(node) = entry.take().and_then(|c| insert_copy(&mut held, c)) {
+                    spare = Some(node);
+                }
+            }
+            drop(held);
+            drop(batch);
         }
     }
     Ok(())
 }
 
-/// Copies one enabler into `child` and writes the event's current state into the child's word.
-/// Takes a node for an event's entry in [`FOLLOWERS`] if the last copy left one, and returns
-/// the one this copy did not use.
-fn copy_one(
-    child: &Arc<Scope>,
-    src: &Enabler,
-    event: Option<FollowersNode>,
-) -> Result<Option<FollowersNode>> {
-    let nodes = TreeNodes { word: None, event };
-    let new = NewEnabler::new(child, src.event, src.addr, src.bit, nodes)?;
-    let mut held = Held::lock();
-    if child.has(&mut held, src.addr, src.bit) {
-        return Ok(None);
-    }
-    // `src` holds its event reference: it is alive, or in the graveyard until this copy ran.
-    let (e, unused) = new.insert(&mut held, 0);
+/// Inserts a copy into the child, and writes the event's current state into the child's word
+/// if the word did not hold it when read. Returns the node for an event's entry in
+/// [`FOLLOWERS`] that the copy did not use.
+fn insert_copy(held: &mut Held, c: Copying) -> Option<FollowersNode> {
+    // `c.src` holds its event reference: it is alive, or in the graveyard until this copy ran.
+    let (e, unused) = c.new.insert(held, 0);
     // The child's word holds what the parent's did at the fork, nearly always the event's state
     // still: then it is left alone, its page shared copy-on-write, as upstream's copy leaves it.
     // Else (a status change since the fork) it is written: the fault path breaks the sharing.
-    // `event_mutex` orders this with status changes, which rewrite the enabler once inserted.
+    // The word was read before `event_mutex` was taken, but nothing else writes this bit of the
+    // child's word in between: status changes rewrite an enabler only once it is inserted, under
+    // `event_mutex`, which orders them with this.
     let set = e.event().status() != 0;
-    if read_bit(&e.scope.mm, e.addr, e.bit) != Ok(set) {
+    if c.word != Ok(set) {
         write_or_queue(e.as_arc_borrow(), true);
     }
-    Ok(unused)
+    unused
 }

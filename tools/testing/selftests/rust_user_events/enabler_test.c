@@ -30,6 +30,8 @@
  *     that already shows the event's state (its page stays the parent's, as upstream leaves it);
  *   - status_change_right_after_fork_reaches_the_child: a change between a fork and the child's
  *     copy (behind 1,000 enablers) reaches the child's word within a bound, in both directions;
+ *   - fork_copy_takes_event_mutex_per_batch: a fork copy takes event_mutex twice per batch of
+ *     enablers, not per enabler (counted with lockdep's lock:lock_acquire event);
  *   - status_after_fork_reaches_the_togglers_own_word: with the word's page shared copy-on-write
  *     by a fork before each of 500 enables and 500 disables, the bit already shows the new
  *     state when the process's own write to `enable` returns; toggled by another process, it
@@ -2043,6 +2045,90 @@ TEST_F(enabler, fork_copy_leaves_a_word_that_shows_the_state_shared)
 	EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
 	EXPECT_EQ(0, rue_set_enable(CW_EVENT, "0"));
 	EXPECT_EQ(0, rue_unreg(fd, word, 0));
+	close(fd);
+}
+
+#define LB_EVENT "__rue_en_lb"
+#define LB_ENABLERS 1600
+#define LB_INSTANCE TRACEFS "instances/rue_lock_batch/"
+
+/* Lines of the trace file @path that contain @needle, or -1. */
+static long trace_lines_with(const char *path, const char *needle)
+{
+	FILE *f = fopen(path, "r");
+	char line[512];
+	long n = 0;
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		n += strstr(line, needle) != NULL;
+	fclose(f);
+	return n;
+}
+
+/*
+ * A fork copy takes event_mutex twice per batch of enablers (to find them, then to insert their
+ * copies), not per enabler: upstream's copy takes it not at all, and a lock every program's REG,
+ * UNREG and status change needs, taken twice per copied enabler, is a cost every fork put on the
+ * whole system. Counted with lockdep's lock:lock_acquire event, filtered to event_mutex, in a
+ * trace instance of its own, while a child's first REG makes its copy of LB_ENABLERS enablers
+ * run: at most a quarter of an acquisition per enabler (the module before 2026-11-29 took two).
+ * A kernel without lockdep (Debian's) has no such event: the test skips.
+ */
+TEST_F_TIMEOUT(enabler, fork_copy_takes_event_mutex_per_batch, 600)
+{
+	volatile __u32 *words = mmap(NULL, LB_ENABLERS / 32 * sizeof(__u32), PROT_READ | PROT_WRITE,
+				     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	volatile __u32 *other = shared_mem(sizeof(__u32));
+	int fd, cmd[2], back[2], status, i;
+	long long before;
+	long taken;
+	pid_t child;
+	char c = 0;
+
+	if (!exists(TRACEFS "events/lock/lock_acquire"))
+		SKIP(return, "the kernel has no lockdep lock events (CONFIG_LOCKDEP)");
+	ASSERT_NE(MAP_FAILED, words);
+	ASSERT_NE(NULL, other);
+	fd = open(DATA_FILE, O_RDWR);
+	ASSERT_NE(-1, fd);
+	for (i = 0; i < LB_ENABLERS; i++)
+		ASSERT_EQ(0, rue_reg_word(fd, LB_EVENT " u32 x", &words[i / 32], i % 32));
+	rmdir(LB_INSTANCE);
+	ASSERT_EQ(0, mkdir(LB_INSTANCE, 0755));
+	ASSERT_EQ(0, write_file(LB_INSTANCE "buffer_size_kb", "4096"));
+	ASSERT_EQ(0, write_file(LB_INSTANCE "events/lock/lock_acquire/filter", "name == \"event_mutex\""));
+	before = rue_stat("enablers");
+	ASSERT_EQ(0, pipe(cmd));
+	ASSERT_EQ(0, pipe(back));
+	ASSERT_EQ(0, write_file(LB_INSTANCE "events/lock/lock_acquire/enable", "1"));
+	fflush(stdout);
+	fflush(stderr);
+	child = fork();
+	ASSERT_NE(-1, child);
+	if (child == 0) {
+		die_with_parent();
+		/* The first REG makes sure the copy ran: it runs it, or waits for the worker's. */
+		if (rue_reg_word(fd, LB_EVENT "2 u32 x", other, 0) || send_byte(back[1], 'C') ||
+		    read(cmd[0], &c, 1) != 1)
+			_exit(1);
+		_exit(0);
+	}
+	ASSERT_EQ('C', read_byte(back[0], rue_bound_ms(60 * 1000)));
+	ASSERT_EQ(0, write_file(LB_INSTANCE "events/lock/lock_acquire/enable", "0"));
+	/* The child has its copies: LB_ENABLERS more, and its own REG's. */
+	EXPECT_LE(before + LB_ENABLERS + 1, rue_stat("enablers"));
+	taken = trace_lines_with(LB_INSTANCE "trace", "lock_acquire:");
+	ksft_print_msg("a fork copy of %d enablers took event_mutex %ld times (the child's REG included)\n",
+		       LB_ENABLERS, taken);
+	/* The count counts: the child's REG takes it, whatever the copy does. */
+	EXPECT_LT(0, taken);
+	EXPECT_GT(LB_ENABLERS / 4, taken);
+	ASSERT_EQ(0, send_byte(cmd[1], 'x'));
+	ASSERT_EQ(1, wait_pid_ms(child, rue_bound_ms(60 * 1000), &status));
+	EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	EXPECT_EQ(0, rmdir(LB_INSTANCE));
 	close(fd);
 }
 
