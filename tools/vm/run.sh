@@ -148,8 +148,9 @@ fi
 # seen under TCG (an early interrupt while the boot CPU is identified), so such
 # a boot is retried once; a second one fails the run like any other report.
 # So is a guest that never reached /init (no RUE-VM-BOOTED within RUE_VM_BOOT_LIMIT
-# seconds, 300 by default: the slowest boot in make check reached /init in 26 s, the debug kernel
-# beside a build, and one starved by `nice -n 15` beside a cold make check took over 180 s): once, under TCG,
+# seconds, 300 by default: the slowest boot in make check reached /init in
+# 26 s, the debug kernel beside a build; one starved by `nice -n 15` beside
+# a cold make check took over 180 s): once, under TCG,
 # experimental's kernel printed nothing for 20 minutes, QEMU nearly idle. Nothing of
 # the module's has run then; it is stopped, its log kept, and booted again.
 boot_limit=${RUE_VM_BOOT_LIMIT:-300}

@@ -1973,6 +1973,34 @@ TEST_F_TIMEOUT(enabler, status_change_right_after_fork_reaches_the_child, 600)
 	close(fd);
 }
 
+/*
+ * Forks a child, dying with this process, whose first REG (@name_args, in @other) makes sure its
+ * fork copy ran: it runs the copy, or waits for the worker's. The child then sends 'C' on @back,
+ * with @show the bit 0 of that word as the copy left it ('1' or '0'), and exits at a byte on
+ * @cmd. Its pid, or -1.
+ */
+static pid_t copied_child(int fd, const char *name_args, volatile __u32 *other,
+			  const volatile __u32 *show, int cmd, int back)
+{
+	pid_t child;
+	char c = 0;
+
+	fflush(stdout);
+	fflush(stderr);
+	child = fork();
+	if (child != 0)
+		return child;
+	die_with_parent();
+	if (rue_reg_word(fd, name_args, other, 0) || send_byte(back, 'C'))
+		_exit(1);
+	/* A read shares the page still. */
+	if (show && send_byte(back, (*show & 1) ? '1' : '0'))
+		_exit(1);
+	if (read(cmd, &c, 1) != 1)
+		_exit(1);
+	_exit(0);
+}
+
 #define CW_EVENT "__rue_en_cw"
 
 /* The page frame behind @addr in process @pid (/proc/PID/pagemap, root only), or 0. */
@@ -2008,7 +2036,6 @@ TEST_F(enabler, fork_copy_leaves_a_word_that_shows_the_state_shared)
 	int fd, cmd[2], back[2], status;
 	unsigned long long mine, its;
 	pid_t child;
-	char c = 0;
 
 	ASSERT_NE(MAP_FAILED, word);
 	ASSERT_NE(NULL, other);
@@ -2020,20 +2047,9 @@ TEST_F(enabler, fork_copy_leaves_a_word_that_shows_the_state_shared)
 	ASSERT_TRUE(wait_bits(word, 1, 1, 5000));
 	ASSERT_EQ(0, pipe(cmd));
 	ASSERT_EQ(0, pipe(back));
-	fflush(stdout);
-	fflush(stderr);
-	child = fork();
+	/* Its REG in a word of shared memory, not that page. */
+	child = copied_child(fd, CW_EVENT "2 u32 x", other, word, cmd[0], back[1]);
 	ASSERT_NE(-1, child);
-	if (child == 0) {
-		die_with_parent();
-		/* A REG makes sure the copy ran (in a word of shared memory, not that page). */
-		if (rue_reg_word(fd, CW_EVENT "2 u32 x", other, 0) || send_byte(back[1], 'C'))
-			_exit(1);
-		/* The word as the copy left it, read (a read shares the page still). */
-		if (send_byte(back[1], (*word & 1) ? '1' : '0') || read(cmd[0], &c, 1) != 1)
-			_exit(1);
-		_exit(0);
-	}
 	ASSERT_EQ('C', read_byte(back[0], rue_bound_ms(10 * 1000)));
 	EXPECT_EQ('1', read_byte(back[0], rue_bound_ms(10 * 1000)));
 	mine = page_frame(getpid(), word);
@@ -2085,7 +2101,6 @@ TEST_F_TIMEOUT(enabler, fork_copy_takes_event_mutex_per_batch, 600)
 	long long before;
 	long taken;
 	pid_t child;
-	char c = 0;
 
 	if (!exists(TRACEFS "events/lock/lock_acquire"))
 		SKIP(return, "the kernel has no lockdep lock events (CONFIG_LOCKDEP)");
@@ -2103,18 +2118,8 @@ TEST_F_TIMEOUT(enabler, fork_copy_takes_event_mutex_per_batch, 600)
 	ASSERT_EQ(0, pipe(cmd));
 	ASSERT_EQ(0, pipe(back));
 	ASSERT_EQ(0, write_file(LB_INSTANCE "events/lock/lock_acquire/enable", "1"));
-	fflush(stdout);
-	fflush(stderr);
-	child = fork();
+	child = copied_child(fd, LB_EVENT "2 u32 x", other, NULL, cmd[0], back[1]);
 	ASSERT_NE(-1, child);
-	if (child == 0) {
-		die_with_parent();
-		/* The first REG makes sure the copy ran: it runs it, or waits for the worker's. */
-		if (rue_reg_word(fd, LB_EVENT "2 u32 x", other, 0) || send_byte(back[1], 'C') ||
-		    read(cmd[0], &c, 1) != 1)
-			_exit(1);
-		_exit(0);
-	}
 	ASSERT_EQ('C', read_byte(back[0], rue_bound_ms(60 * 1000)));
 	ASSERT_EQ(0, write_file(LB_INSTANCE "events/lock/lock_acquire/enable", "0"));
 	/* The child has its copies: LB_ENABLERS more, and its own REG's. */
