@@ -5,6 +5,8 @@
 # runs it in chroot.sh's trixie root, with the packaging tools). Two source
 # packages, in Debian's conventions (debhelper, dh-dkms):
 #   rust-user-events (version PKGVER-1, Architecture: all; PKGVER below)
+#     rust-user-events-archive-keyring   the key apt checks the repository with,
+#                                 so that a new key reaches every machine
 #     rust-user-events-common     the boot entry (/usr/lib/modules-load.d) and
 #                                 a commented /etc/modprobe.d file, shared by
 #                                 every kernel's package
@@ -18,7 +20,10 @@
 #                                 linux-image-ABI-FLAVOUR, built against its
 #                                 KERNEL_VERSION upload (Built-Using)
 #     rust-user-events-modules-FLAVOUR       depends on the current ABI's,
-#                                 as linux-image-FLAVOUR does on its image
+#                                 as linux-image-FLAVOUR does on its image, and
+#                                 on that linux-image-FLAVOUR: it follows the
+#                                 kernel the machine tracks, and never brings a
+#                                 kernel the machine does not track
 # Every package must pass lintian without an error. Then the repository:
 # OUT/repo/pool/*.deb, OUT/repo/dists/SUITE/{Release,InRelease,Release.gpg},
 # main/binary-{amd64,arm64}/Packages, and the key apt checks it with,
@@ -47,7 +52,9 @@ shift 4
 # date, so that a build of other sources is another version) or that.
 srcver=$(sed -n 's/^PACKAGE_VERSION="\(.*\)"/\1/p' "$top/dkms.conf")
 pkgver=${RUE_PKG_VERSION:-$srcver}
-suite=${RUE_REPO_SUITE:-trixie-backports}
+# The repository's own suite and codename: not Debian's (trixie-backports), whose
+# name in a pin or an `apt -t` would then also select these packages.
+suite=${RUE_REPO_SUITE:-trixie-rust-user-events}
 maintainer=${RUE_MAINTAINER:-rust-user-events developers <rust-user-events@users.noreply.github.com>}
 series=$(echo "$abi" | sed -n 's/^\([0-9]*\.[0-9]*\).*/\1/p')
 cert_path=/usr/share/rust-user-events/rust-user-events-signing.der
@@ -66,7 +73,11 @@ done
 
 log() { printf 'packages: %s\n' "$*" >&2; }
 
-# The keys, once.
+# The keys, once. The certificate's extended key usage names, beside
+# codeSigning, the "module signing only" OID 1.3.6.1.4.1.2312.16.1.2: shim then
+# never trusts the enrolled key for a bootloader or a kernel, only the kernel
+# does, for modules (as Ubuntu's MOK). The repository key expires after three
+# years; Documentation/install.md says how to extend it.
 mkdir -p "$keys"
 chmod 0700 "$keys"
 if [ ! -f "$keys/module.key" ]; then
@@ -74,7 +85,7 @@ if [ ! -f "$keys/module.key" ]; then
 	openssl req -new -x509 -nodes -days 36500 -sha256 -newkey rsa:3072 -batch \
 		-subj "/CN=rust-user-events module signing key/" \
 		-addext basicConstraints=critical,CA:FALSE -addext keyUsage=digitalSignature \
-		-addext extendedKeyUsage=codeSigning \
+		-addext extendedKeyUsage=codeSigning,1.3.6.1.4.1.2312.16.1.2 \
 		-keyout "$keys/module.key" -outform DER -out "$keys/module.der" 2>/dev/null
 fi
 export GNUPGHOME=$keys/gnupg
@@ -82,7 +93,7 @@ if [ ! -d "$GNUPGHOME" ]; then
 	log "making a repository signing key in $GNUPGHOME (first run)"
 	mkdir -m 0700 "$GNUPGHOME"
 	gpg --batch --quiet --passphrase '' --quick-gen-key \
-		"rust-user-events archive signing key <$DEBEMAIL>" rsa3072 sign never
+		"rust-user-events archive signing key <$DEBEMAIL>" rsa3072 sign 3y
 fi
 
 work=$(mktemp -d)
@@ -90,6 +101,14 @@ work=$(mktemp -d)
 trap 'gpgconf --kill all 2>/dev/null; rm -rf "$work"' EXIT
 rm -rf "$out"
 mkdir -p "$out"
+# The first secret key signs the repository. apt checks it with every public key of the GnuPG
+# home (Signed-By): rust-user-events-archive-keyring holds them, and a copy beside the repository
+# is a machine's first download. A new key imported after the old one thus reaches the machines
+# before it signs (Documentation/install.md).
+fpr=$(gpg --batch --with-colons --list-secret-keys | awk -F: '$1 == "fpr" { print $10; exit }')
+[ -n "$fpr" ] || { echo "packages: no secret key in $GNUPGHOME" >&2; exit 1; }
+archive_key=$work/rust-user-events-archive-keyring.gpg
+gpg --batch --yes --quiet --export -o "$archive_key"
 
 # changelog SOURCE VERSION: a one-entry debian/changelog.
 changelog() {
@@ -157,7 +176,7 @@ description_tail=" user_events lets a program define trace events and emit them 
  same ABI as a loadable module written in Rust."
 
 # rust-user-events: what every kernel shares.
-log "rust-user-events $pkgver-1: common, dkms, ueficert"
+log "rust-user-events $pkgver-1: archive-keyring, common, dkms, ueficert"
 d=$(source_dir rust-user-events "$pkgver-1")
 cat >"$d/debian/control" <<EOF
 Source: rust-user-events
@@ -168,9 +187,22 @@ Build-Depends: debhelper-compat (= 13), dh-sequence-dkms
 Standards-Version: 4.7.0
 Rules-Requires-Root: no
 
+Package: rust-user-events-archive-keyring
+Architecture: all
+Multi-Arch: foreign
+Depends: \${misc:Depends}
+Description: Linux user_events tracing ABI module - archive key
+$description_tail
+ .
+ This package installs the OpenPGP key the rust-user-events apt repository
+ is signed with, as /usr/share/keyrings/rust-user-events-archive-keyring.gpg,
+ the file the repository's apt source names (Signed-By), so that a new key
+ reaches the machine with an upgrade before the repository changes to it.
+
 Package: rust-user-events-common
 Architecture: all
 Depends: \${misc:Depends}, kmod
+Recommends: rust-user-events-archive-keyring
 Description: Linux user_events tracing ABI module - boot configuration
 $description_tail
  .
@@ -207,6 +239,10 @@ $description_tail
  it once with mokutil --import; the package says so when it is installed
  on such a machine.
 EOF
+mkdir -p "$d/keyring"
+cp "$archive_key" "$d/keyring/"
+printf 'keyring/rust-user-events-archive-keyring.gpg usr/share/keyrings/\n' \
+	>"$d/debian/rust-user-events-archive-keyring.install"
 mkdir -p "$d/boot"
 printf '# rust-user-events-common: load rust_user_events at boot (systemd-modules-load)\nrust_user_events\n' \
 	>"$d/boot/rust-user-events.conf"
@@ -258,6 +294,43 @@ mkdir -p "$d/dkms-src"
 bash "$here/stage-sources.sh" "$d/dkms-src/rust-user-events-$srcver"
 printf 'dkms-src/rust-user-events-%s usr/src/\n' "$srcver" >"$d/debian/rust-user-events-dkms.install"
 printf 'dkms-src/rust-user-events-%s/dkms.conf\n' "$srcver" >"$d/debian/rust-user-events-dkms.dkms"
+# What DKMS's builds leave besides the module: the kernel trees prepare-kernel.sh
+# prepared, /var/cache/rust-user-events/KERNELRELEASE-KEY (some 2 GB each). A
+# removed kernel's goes with it (a kernel postrm.d hook, run by the image's
+# postrm); purging the package removes them all.
+mkdir -p "$d/kernel"
+cat >"$d/kernel/rust-user-events-dkms" <<'HOOK'
+#!/bin/sh
+# rust-user-events-dkms: the module build tree prepared for a kernel goes when the kernel is
+# removed. Called by the kernel image's postrm with the kernel's release.
+set -e
+
+krel=${1:-}
+[ -n "$krel" ] || exit 0
+for d in /var/cache/rust-user-events/"$krel"-*; do
+	[ -d "$d" ] || continue
+	# KERNELRELEASE-KEY, KEY in hex: not another kernel's whose release starts with this
+	# one's (7.3.4+deb13-arm64-16k-KEY for 7.3.4+deb13-arm64).
+	case "${d#/var/cache/rust-user-events/"$krel"-}" in
+	"" | *[!0-9a-f]*) continue ;;
+	esac
+	rm -rf "$d"
+done
+exit 0
+HOOK
+printf 'kernel/rust-user-events-dkms etc/kernel/postrm.d/\n' >>"$d/debian/rust-user-events-dkms.install"
+printf '\noverride_dh_fixperms:\n\tdh_fixperms\n\tchmod 0755 debian/rust-user-events-dkms/etc/kernel/postrm.d/rust-user-events-dkms\n' \
+	>>"$d/debian/rules"
+cat >"$d/debian/rust-user-events-dkms.postrm" <<'POSTRM'
+#!/bin/sh
+set -e
+
+if [ "$1" = purge ]; then
+	rm -rf /var/cache/rust-user-events
+fi
+
+#DEBHELPER#
+POSTRM
 # make install's DKMS entry has the same name and path: refuse to install over it.
 cat >"$d/debian/rust-user-events-dkms.preinst" <<PREINST
 #!/bin/sh
@@ -272,9 +345,11 @@ fi
 
 #DEBHELPER#
 PREINST
-# The certificate, and the note on MOK enrolment, given once: at the first
-# install, on a machine booted with Secure Boot on where the key is not
-# enrolled yet.
+# The certificate, and the note on MOK enrolment: at every configure (install,
+# upgrade, reinstall, dpkg-reconfigure) on a machine booted with Secure Boot on
+# where the key is not enrolled yet; mokutil tells both. Without mokutil, the
+# firmware's SecureBoot variable tells whether Secure Boot is on (the byte after
+# its 4 attribute bytes), and the note says to install mokutil first.
 mkdir -p "$d/cert"
 cp "$keys/module.der" "$d/cert/rust-user-events-signing.der"
 printf 'cert/rust-user-events-signing.der usr/share/rust-user-events/\n' >"$d/debian/rust-user-events-ueficert.install"
@@ -283,16 +358,31 @@ cat >"$d/debian/rust-user-events-ueficert.postinst" <<EOF
 set -e
 
 cert=$cert_path
-if [ "\$1" = configure ] && [ -z "\$2" ] && command -v mokutil >/dev/null 2>&1 &&
-	mokutil --sb-state 2>/dev/null | grep -q 'SecureBoot enabled' &&
-	! mokutil --test-key "\$cert" 2>/dev/null | grep -q 'is already enrolled'; then
+efivar=/sys/firmware/efi/efivars/SecureBoot-8be4df61-93ca-11d2-aa0d-00e098032b8c
+
+# note [FIRST-STEP]: the enrolment, after FIRST-STEP if any.
+note() {
 	cat <<NOTE
 rust-user-events: Secure Boot is on, and the key rust_user_events.ko is signed
 with is not enrolled, so the kernel will refuse the module. Enroll it once:
-    sudo mokutil --import \$cert
+\$1    sudo mokutil --import \$cert
 (it asks for a one-time password), reboot, and choose "Enroll MOK" in the blue
-MokManager screen, entering that password.
+MokManager screen, entering that password. Without a console at boot (a cloud
+VM), see /usr/share/doc/rust-user-events-ueficert/README.Debian.
 NOTE
+}
+
+if [ "\$1" = configure ]; then
+	if command -v mokutil >/dev/null 2>&1; then
+		if mokutil --sb-state 2>/dev/null | grep -q 'SecureBoot enabled' &&
+			! mokutil --test-key "\$cert" 2>/dev/null | grep -q 'is already enrolled'; then
+			note ""
+		fi
+	elif [ -r "\$efivar" ] && [ "\$(od -An -tu1 -j4 -N1 "\$efivar" 2>/dev/null | tr -d ' ')" = 1 ]; then
+		note "(unless it is already: mokutil is not installed to tell)
+    sudo apt install mokutil
+"
+	fi
 fi
 
 #DEBHELPER#
@@ -309,7 +399,18 @@ Machine Owner Key:
     sudo mokutil --import $cert_path
     sudo reboot      # then "Enroll MOK" in MokManager
 
-mokutil --test-key $cert_path says whether it is enrolled.
+mokutil --test-key $cert_path says whether it is enrolled. Until it is, the
+package says so at every configure; without mokutil it reads the firmware's
+SecureBoot variable and asks for mokutil.
+
+Without a console at boot (a cloud VM with Secure Boot on), MokManager's
+screen is reached through the provider's serial console (Azure, Google Cloud
+and AWS EC2 each have one). For a fleet, put the certificate where the
+firmware trusts it before the machines first boot: into the image's UEFI
+signature database where the provider lets an image carry its own keys
+(Azure's and Google Cloud's Secure Boot images can), or into each VM's MOK
+list with a firmware variable tool (virt-fw-vars --add-mok) for VMs you run
+yourself. Documentation/install.md in the project's sources has the details.
 EOF
 build "$d" -A
 
@@ -359,13 +460,16 @@ $description_tail
 
 Package: rust-user-events-modules-$flavour
 Architecture: $arch
-Depends: \${misc:Depends}, $pkg (= \${binary:Version})
+Depends: \${misc:Depends}, $pkg (= \${binary:Version}),
+ linux-image-$flavour (>= $kversion)
 Description: Linux user_events tracing ABI module for the latest $flavour kernel
 $description_tail
  .
  This metapackage depends on the module package of the current
  linux-image-$flavour, so that an upgrade that brings a new kernel ABI
- brings the module for it.
+ brings the module for it, and on that linux-image-$flavour: installed on a
+ machine that tracks another kernel (trixie's own), it is refused instead of
+ bringing a kernel nothing would update.
 EOF
 	printf 'modules/%s/rust_user_events.ko usr/lib/modules/%s/updates/\n' "$krel" "$krel" >"$d/debian/$pkg.install"
 	# Debian's kernels ship no System.map, so debhelper's own depmod snippet
@@ -447,10 +551,7 @@ apt-ftparchive -o "APT::FTPArchive::Release::Origin=rust-user-events" \
 	-o "APT::FTPArchive::Release::Components=main" \
 	release "dists/$suite" >"$work/Release"
 mv "$work/Release" "dists/$suite/Release"
-# The first secret key signs, and only it is exported for apt (Signed-By).
-fpr=$(gpg --batch --with-colons --list-secret-keys | awk -F: '$1 == "fpr" { print $10; exit }')
-[ -n "$fpr" ] || { echo "packages: no secret key in $GNUPGHOME" >&2; exit 1; }
 gpg --batch --yes --quiet --local-user "$fpr" --clearsign -o "dists/$suite/InRelease" "dists/$suite/Release"
 gpg --batch --yes --quiet --local-user "$fpr" --detach-sign --armor -o "dists/$suite/Release.gpg" "dists/$suite/Release"
-gpg --batch --yes --quiet --export -o rust-user-events-archive-keyring.gpg "$fpr"
+cp "$archive_key" rust-user-events-archive-keyring.gpg
 ls pool/main

@@ -32,7 +32,9 @@ mode=$1 abi=$2 flavour=$3 repo=$4 keys=$5 out=$6
 krel=$abi-$flavour
 name=rust-user-events
 version=$(sed -n 's/^PACKAGE_VERSION="\(.*\)"/\1/p' "$here/../../dkms.conf")
-suite=trixie-backports
+# Debian's suite of the kernels, and the repository's own (its one dists/ entry).
+kernel_suite=trixie-backports
+suite=$(basename "$(find "$repo/dists" -mindepth 1 -maxdepth 1 -type d | head -n 1)")
 keyring=/usr/share/keyrings/rust-user-events-archive-keyring.gpg
 sources=/etc/apt/sources.list.d/rust-user-events.sources
 tmp=$(mktemp -d)
@@ -59,8 +61,8 @@ no_trace() {
 	left=$( {
 		dpkg-query -W -f='${db:Status-Abbrev} ${Package}\n' "$name*" 2>/dev/null | grep -v '^un '
 		find /usr/lib/modules /usr/src /var/lib/dkms /usr/lib/modules-load.d /etc/modprobe.d \
-			/usr/share/rust-user-events /usr/share/doc \( -name 'rust_user_events*' -o -name "$name*" \) \
-			2>/dev/null
+			/usr/share/rust-user-events /usr/share/doc /usr/share/keyrings /etc/kernel /var/cache \
+			\( -name 'rust_user_events*' -o -name "$name*" \) 2>/dev/null
 		grep -rls rust_user_events /usr/lib/modules/*/modules.dep 2>/dev/null
 	} )
 	[ -z "$left" ] || { echo "$left" | head -n 5 | tr '\n' ' '; return 1; }
@@ -68,8 +70,8 @@ no_trace() {
 
 echo "TAP version 13"
 case "$mode" in
-modules) plan 21 ;;
-*) plan 13 ;;
+modules) plan 26 ;;
+*) plan 14 ;;
 esac
 echo "# $mode, $krel ($kversion)"
 
@@ -90,11 +92,22 @@ if [ "$mode" = modules ]; then
 	meta=$name-modules-$flavour
 	pkg=$name-modules-$krel
 	ko=/usr/lib/modules/$krel/updates/rust_user_events.ko
-	# The user's machine first: it runs the backports kernel, installed as
-	# Debian says (apt install -t trixie-backports linux-image-FLAVOUR).
-	apt_get install -t "$suite" "linux-image-$krel=$kversion" >"$tmp/kernel.log" 2>&1
+	# Nothing of the root's own module builds: the packages need no prepared tree.
+	rm -rf /var/cache/rust-user-events
+	# A trixie machine as installed tracks trixie's own kernel (linux-image-FLAVOUR from
+	# trixie): the metapackage is refused there, and brings no kernel of its own.
+	apt_get install "$meta" >"$tmp/refused.log" 2>&1
 	rc=$?
-	result $rc "the machine has linux-image-$krel $kversion (apt install -t $suite)" \
+	[ "$rc" -ne 0 ] && ! dpkg-query -W -f='${db:Status-Abbrev} ${Package}\n' 'linux-image-*' 2>/dev/null | grep -q '^ii' &&
+		grep -q "linux-image-$flavour" "$tmp/refused.log"
+	result $? "on a machine that tracks trixie's kernel, apt install $meta is refused, naming linux-image-$flavour, and installs no kernel" \
+		"exit $rc: $(grep -i 'depends\|unmet' "$tmp/refused.log" | head -n 2 | tr '\n' ' ')"
+	# The user's machine then: it tracks the backports kernel, installed as Debian says (apt
+	# install -t trixie-backports linux-image-FLAVOUR), at the upload the modules were built for.
+	apt_get install -t "$kernel_suite" "linux-image-$flavour=$kversion" "linux-image-$krel=$kversion" \
+		>"$tmp/kernel.log" 2>&1
+	rc=$?
+	result $rc "the machine tracks linux-image-$flavour $kversion (apt install -t $kernel_suite)" \
 		"exit $rc: $(tail -n 3 "$tmp/kernel.log" | tr '\n' ' ')"
 	# A machine booted with Secure Boot on, whose MOK list lacks the key: a
 	# stand-in mokutil answers as the real one does there (where the real one
@@ -107,9 +120,29 @@ if [ "$mode" = modules ]; then
 	result $rc "apt install $meta installs $pkg" "exit $rc: $(tail -n 3 "$tmp/install.log" | tr '\n' ' ')"
 	grep -q "sudo mokutil --import /usr/share/rust-user-events/rust-user-events-signing.der" "$tmp/install.log"
 	result $? "with Secure Boot on, rust-user-events-ueficert says how to enroll its key" "$(grep -A3 "Setting up $name-ueficert" "$tmp/install.log" | tr "\\n" " ")"
+	apt_get install --reinstall "$name-ueficert" >"$tmp/reinstall.log" 2>&1 && grep -q 'sudo mokutil --import' "$tmp/reinstall.log"
+	result $? "it says so again at the next configure (reinstalled), the key still not enrolled"
+	printf '#!/bin/sh\ncase "$1" in\n--sb-state) echo "SecureBoot enabled" ;;\n--test-key) echo "$2 is already enrolled"; exit 1 ;;\nesac\n' \
+		>/usr/bin/mokutil
 	apt_get install --reinstall "$name-ueficert" >"$tmp/reinstall.log" 2>&1 && ! grep -q 'mokutil --import' "$tmp/reinstall.log"
-	result $? "it says so once: not again when reinstalled"
+	result $? "and not once the key is enrolled"
+	# Without mokutil: the firmware's SecureBoot variable (attributes, then 1: on), as the
+	# kernel shows it (no /sys is mounted in this root).
 	rm /usr/bin/mokutil
+	mkdir -p /sys/firmware/efi/efivars
+	printf '\006\000\000\000\001' >/sys/firmware/efi/efivars/SecureBoot-8be4df61-93ca-11d2-aa0d-00e098032b8c
+	apt_get install --reinstall "$name-ueficert" >"$tmp/reinstall.log" 2>&1 &&
+		grep -q 'sudo apt install mokutil' "$tmp/reinstall.log" && grep -q 'sudo mokutil --import' "$tmp/reinstall.log"
+	result $? "without mokutil, it reads Secure Boot's state from the firmware and says to install mokutil first" \
+		"$(grep -A4 "Setting up $name-ueficert" "$tmp/reinstall.log" | tr "\\n" " ")"
+	rm -rf /sys/firmware
+	openssl x509 -inform DER -noout -ext extendedKeyUsage -in /usr/share/rust-user-events/rust-user-events-signing.der \
+		>"$tmp/eku" 2>&1 && grep -q '1\.3\.6\.1\.4\.1\.2312\.16\.1\.2' "$tmp/eku" && grep -q 'Code Signing' "$tmp/eku"
+	result $? "the certificate is for code signing, module signing only (OID 1.3.6.1.4.1.2312.16.1.2: shim trusts it for no bootloader)" \
+		"$(tr '\n' ' ' <"$tmp/eku")"
+	[ "$(dpkg -S "$keyring" 2>/dev/null)" = "$name-archive-keyring: $keyring" ] &&
+		cmp -s "$keyring" "$repo/rust-user-events-archive-keyring.gpg"
+	result $? "$name-archive-keyring (recommended) owns $keyring, the repository's key apt checks it with"
 	[ "$(dpkg-query -W -f='${Version}' "linux-image-$krel" 2>/dev/null)" = "$kversion" ] &&
 		dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q 'install ok installed'
 	result $? "the kernel image is $kversion, and $pkg is installed"
@@ -159,9 +192,15 @@ if [ "$mode" = modules ]; then
 	# Named as Debian names it: apt-ftparchive --arch goes by the name's _ARCH.deb.
 	image_deb=$tmp/linux-image-${krel2}_${kversion2}_$(dpkg --print-architecture).deb
 	dpkg-deb -b -Zxz "$img" "$image_deb" >/dev/null
+	# And linux-image-FLAVOUR moved on to it, as the archive's does.
+	mkdir -p "$tmp/meta/DEBIAN"
+	printf 'Package: linux-image-%s\nVersion: %s\nArchitecture: %s\nDepends: linux-image-%s\nMaintainer: rust-user-events tests <tests@invalid>\nDescription: stand-in for the metapackage of a newer kernel (packages-test.sh)\n' \
+		"$flavour" "$kversion2" "$(dpkg --print-architecture)" "$krel2" >"$tmp/meta/DEBIAN/control"
+	meta_deb=$tmp/linux-image-${flavour}_${kversion2}_$(dpkg --print-architecture).deb
+	dpkg-deb -b -Zxz "$tmp/meta" "$meta_deb" >/dev/null
 	# The same version of the sources: what the repository's packages have.
 	common_version=$(dpkg-query -W -f='${Version}' "$name-common")
-	RUE_REPO_EXTRA=$image_deb RUE_PKG_VERSION=${common_version%-1} \
+	RUE_REPO_EXTRA="$image_deb $meta_deb" RUE_PKG_VERSION=${common_version%-1} \
 		bash "$here/packages-build.sh" "$tmp/snapshot2" "$keys" "$abi2" "$kversion2" "$flavour=$ko" \
 		>"$tmp/snapshot2.log" 2>&1
 	rc=$?
@@ -211,7 +250,7 @@ else
 		rel=$(basename "$dir")
 		[ "$rel" = "$krel" ] || [ "$rel" = "$other" ] || rm -rf "$dir"
 	done
-	apt_get install -t "$suite" "linux-image-$krel=$kversion" >"$tmp/kernel.log" 2>&1 &&
+	apt_get install -t "$kernel_suite" "linux-image-$krel=$kversion" >"$tmp/kernel.log" 2>&1 &&
 		apt_get install "$name-modules-$krel" >>"$tmp/kernel.log" 2>&1
 	rc=$?
 	result $rc "the machine runs linux-image-$krel with its prebuilt $name-modules-$krel" \
@@ -265,6 +304,16 @@ else
 	rm -rf "/usr/lib/modules/$fake" "/var/lib/dkms/$name/$version/$fake"
 	[ "$rc" -eq 77 ]
 	result $? "the packaged dkms.conf skips a 7.3 kernel with user_events built in" "exit $rc"
+	# A removed kernel's prepared tree goes with it (the package's kernel postrm.d hook), and
+	# only its own: $other's stays while $other is installed.
+	ls -d "/var/cache/rust-user-events/$krel"-* >/dev/null 2>&1 &&
+		apt_get purge "linux-image-$krel" >"$tmp/purge-kernel.log" 2>&1
+	rc=$?
+	trees=$(ls -d /var/cache/rust-user-events/*/ 2>/dev/null | xargs -rn1 basename | tr '\n' ' ')
+	[ "$rc" -eq 0 ] && ! ls -d "/var/cache/rust-user-events/$krel"-????????????????/ >/dev/null 2>&1 &&
+		ls -d "/var/cache/rust-user-events/$other"-*/ >/dev/null 2>&1
+	result $? "apt purge linux-image-$krel removes $krel's prepared tree, and keeps $other's" \
+		"exit $rc; trees: $trees"
 	# And the other way: rust-user-events-dkms does not install over make install's tree.
 	apt_get purge "$name-dkms" >"$tmp/purge-dkms.log" 2>&1 &&
 		bash "$here/stage-sources.sh" "/usr/src/$name-$version" >/dev/null 2>&1

@@ -14,9 +14,10 @@
 # to packages-build.sh.
 #
 # The packages' version is dkms.conf's PACKAGE_VERSION and the date and time of
-# the commit built (0.1.0+git20261128.041500), and ".dirty" and the time of the
-# build when the work tree has changes: another build of other sources is
-# another version, and a later commit a later one.
+# the commit built, after a tilde (0.1.0~git20261128.041500): a snapshot sorts
+# below the release of that version, and a later commit above an earlier one.
+# A work tree with changes adds "~dirty" and the time of the build, so that such
+# a build sorts below the clean build of its commit, and above its earlier ones.
 #
 # Usage: packages.sh [--prebuilt] [--out DIR]
 #   --prebuilt  package the modules make debian built (build/debian/) instead
@@ -55,9 +56,9 @@ if [ "$prebuilt" -eq 0 ]; then
 fi
 srcver=$(sed -n 's/^PACKAGE_VERSION="\(.*\)"/\1/p' "$top/dkms.conf")
 if commit_time=$(git -C "$top" log -1 --format=%ct 2>/dev/null); then
-	version=$srcver+git$(TZ=UTC date -d "@$commit_time" +%Y%m%d.%H%M%S)
+	version=$srcver~git$(TZ=UTC date -d "@$commit_time" +%Y%m%d.%H%M%S)
 	if [ -n "$(git -C "$top" status --porcelain --untracked-files=no 2>/dev/null)" ]; then
-		version=$version.dirty$(TZ=UTC date +%Y%m%d%H%M%S)
+		version=$version~dirty$(TZ=UTC date +%Y%m%d%H%M%S)
 	fi
 else
 	version=$srcver commit_time=$(date +%s)

@@ -268,7 +268,7 @@ system() {
 		return "$rc"
 	fi
 	cp "$out/old-repo/repo/rust-user-events-archive-keyring.gpg" "$dir/usr/share/keyrings/"
-	printf 'Types: deb\nURIs: file:/rue/repo\nSuites: trixie-backports\nComponents: main\nSigned-By: /usr/share/keyrings/rust-user-events-archive-keyring.gpg\n' \
+	printf 'Types: deb\nURIs: file:/rue/repo\nSuites: trixie-rust-user-events\nComponents: main\nSigned-By: /usr/share/keyrings/rust-user-events-archive-keyring.gpg\n' \
 		>"$dir/etc/apt/sources.list.d/rust-user-events.sources"
 	in_system "$dir" sh -ec "apt-get update -qq
 		DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends \
