@@ -506,6 +506,21 @@ upgrade_test() {
 	echo "debian upgrade test: $(($(date +%s) - start)) s"
 }
 
+# secureboot_test: Debian's amd64 image booted through OVMF, shim and GRUB with Secure Boot on
+# (tools/debian/secureboot-test.sh): the packaged module with the project's certificate in the
+# MOK list, an unsigned build, and the packaged module without the certificate.
+secureboot_test() {
+	local start
+	echo "== debian: Secure Boot under OVMF with Debian's shim, GRUB and $DEBIAN_ABI-amd64"
+	start=$(date +%s)
+	bash "$top/tools/debian/secureboot-test.sh" "$build/packages/repo" "$build/signing" \
+		"$top/build/debian/$DEBIAN_ABI-amd64/rust_user_events.ko" "$build/secureboot" |
+		tee "$build/secureboot-test.log"
+	tap_log "$build/secureboot-test.log" "${PIPESTATUS[0]}"
+	summaries+=("Debian Secure Boot (OVMF, shim, GRUB, $DEBIAN_ABI-amd64): $p passed, $f failed, 0 skipped")
+	echo "debian secure boot test: $(($(date +%s) - start)) s"
+}
+
 case " $kernels " in
 *" test "*)
 	# A build that resolves a wrong kernel symbol, which module_test loads and the symbol
@@ -661,10 +676,13 @@ case " $kernels " in
 			tap_log "$build/packages-$mode.log" "$status"
 			summaries+=("Debian packages ($mode, $DEBIAN_ABI-amd64, apt): $p passed, $f failed, 0 skipped")
 		done
+		# The packaged module under Secure Boot, in a lane (two short boots).
+		lane secureboot secureboot_test
 	else
 		tail -n 30 "$build/packages.log"
 		echo "FAIL debian: make packages (above; $build/packages.log)"
 		failed=$((failed + 1))
+		summaries+=("Debian Secure Boot: not run")
 	fi
 	echo "debian packages: $(($(date +%s) - start)) s"
 	;;

@@ -44,10 +44,12 @@ packages=(
 	make bc flex bison libelf-dev libssl-dev python3 cpio kmod xz-utils openssl
 	dkms
 )
-# What `make packages` (tools/debian/packages.sh) and its tests need besides:
-# installed into the root on first use (--packaging), not part of its key, so
-# that adding them neither remakes the root nor the trees prepared in it.
-packaging=(apt-utils gnupg lintian debhelper dh-dkms)
+# What `make packages` (tools/debian/packages.sh) and its tests need besides
+# (the Secure Boot test's disk image and firmware variables: mtools, fdisk,
+# python3-virt-firmware): installed into the root on first use (--packaging),
+# not part of its key, so that adding them neither remakes the root nor the
+# trees prepared in it.
+packaging=(apt-utils gnupg lintian debhelper dh-dkms mtools fdisk python3-virt-firmware)
 # Headers of another architecture's kernels (arm64's, on an amd64 host) cannot
 # be installed beside the native ones (both flavours' linux-kbuild packages own
 # the same paths), and only their .config, Module.symvers and vmlinux are used

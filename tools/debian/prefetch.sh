@@ -44,6 +44,10 @@ esac
 case "$kernels" in *" debian "*)
 	images trixie
 	bash "$here/fetch.sh" busybox-static arm64 >/dev/null
+	# The Secure Boot test's firmware and boot loaders (secureboot-test.sh).
+	bash "$here/fetch.sh" ovmf all >/dev/null
+	bash "$here/fetch.sh" shim-signed amd64 >/dev/null
+	bash "$here/fetch.sh" grub-efi-amd64-signed amd64 >/dev/null
 	;;
 esac
 for set in trixie-7.2 sid experimental; do
