@@ -114,14 +114,17 @@ const MAX_ATTEMPTS: u32 = 10;
 /// Enablers a teardown removes per hold of `event_mutex`.
 const TEARDOWN_BATCH: usize = 256;
 
-/// Enablers a fork copy takes per batch: `event_mutex` is taken twice per batch (to find them,
-/// then to insert their copies), not per enabler. A batch lives on the copying task's stack
+/// Enablers a fork copy takes per batch: `event_mutex` is taken once per batch (to insert the
+/// copies of one and find the next), not per enabler. A batch lives on the copying task's stack
 /// (some 50 bytes an enabler).
 const COPY_BATCH: usize = 16;
 
 /// An enabler's key in its scope: the address and bit as registered (the `EADDRINUSE` and UNREG
 /// match; upstream compares the original address and bit, not the size).
 type WordKey = (u64, u8);
+
+/// A scope's enablers by [`WordKey`] (live), or by `(died, 0)` (its graveyard).
+type EnablerTree = EventLocked<RBTree<WordKey, Arc<Enabler>>>;
 
 // The lists an enabler is linked into, through links of its own (no allocation):
 
@@ -219,12 +222,12 @@ pub(crate) struct Scope {
     /// Tasks in the scope; changed under the task map's lock ([`crate::scope`]).
     pub(crate) tasks: AtomicU32,
     /// The enablers, owned here.
-    enablers: EventLocked<RBTree<WordKey, Arc<Enabler>>>,
+    enablers: EnablerTree,
     /// The same enablers, oldest registration first: those copied at fork, then the scope's own.
     order: EventLocked<List<Enabler, ORDER>>,
     /// Enablers removed while a fork copy was pending, keyed by `(died, 0)`, until no pending
     /// copy's snapshot is older than their removal.
-    graveyard: EventLocked<RBTree<WordKey, Arc<Enabler>>>,
+    graveyard: EnablerTree,
     /// The tree nodes of the last enabler UNREG removed, for the next REG.
     spare: EventLocked<TreeNodes>,
     #[pin]
@@ -1068,12 +1071,24 @@ pub(crate) fn prefault(scope: &Scope, addr: u64) {
 /// registration and UNREG loops).
 pub(crate) const WORD_ATTEMPTS: u32 = MAX_ATTEMPTS;
 
-/// Faults the calling task's enable word at `addr` in for REG's or UNREG's next attempt, as
-/// upstream's loops do: killably, waiting for a userfaultfd handler or a slow file if it must.
-/// Called with neither `reg_mutex` nor `event_mutex` held, so a fault that blocks holds no lock
-/// other programs need. `EFAULT` if the word cannot be faulted in.
-pub(crate) fn fault_in_word(scope: &Scope, addr: u64) -> Result {
-    fault_in(&scope.mm, addr, Wait::Killable).map_err(|_| EFAULT)
+/// Makes the calling task's enable word at `addr` writable for REG's or UNREG's next attempt,
+/// as upstream's loops fault it in: killably, waiting for a userfaultfd handler or a slow file
+/// if it must. Called with neither `reg_mutex` nor `event_mutex` held, so a fault that blocks
+/// holds no lock other programs need. `EFAULT` if the word cannot be written.
+///
+/// The word's page is pinned, and the attempt writes through the pin ([`create`],
+/// [`clear_faulting`]): a fault-in alone could be undone before the attempt by another thread's
+/// fork (which shares the page copy-on-write again) or `MADV_DONTNEED`, every time, in a
+/// process that forks often, and the REG or UNREG would fail with `EFAULT`; a pinned page is
+/// copied for a forked child instead of shared. `None` (the word only faulted in) when the
+/// scope's address space is not the task's own.
+pub(crate) fn pin_word(scope: &Scope, addr: u64) -> Result<Option<PinnedWord>> {
+    if is_current(&scope.mm) {
+        let (word, _) = enable::word_and_bit(addr, 0);
+        return PinnedWord::pin_own(word).map(Some);
+    }
+    fault_in(&scope.mm, addr, Wait::Killable).map_err(|_| EFAULT)?;
+    Ok(None)
 }
 
 /// Creates the enabler for a registration and writes the event's current state into it
@@ -1082,9 +1097,9 @@ pub(crate) fn fault_in_word(scope: &Scope, addr: u64) -> Result {
 /// gave it `nodes`).
 ///
 /// Takes a reference on `event` when it succeeds. `EFAULT` when the word cannot be written now:
-/// nothing was created, and the caller faults the word in with `reg_mutex` released
-/// ([`fault_in_word`]) and registers again, up to [`WORD_ATTEMPTS`] times; after the last, the
-/// REG fails with `EFAULT` (upstream returns `ENOMEM`, quirk Q1; see
+/// nothing was created, and the caller pins the word with `reg_mutex` released ([`pin_word`])
+/// and registers again, writing through `pinned`, up to [`WORD_ATTEMPTS`] times; after the
+/// last, the REG fails with `EFAULT` (upstream returns `ENOMEM`, quirk Q1; see
 /// Documentation/deviations.md).
 pub(crate) fn create(
     scope: &Arc<Scope>,
@@ -1092,11 +1107,18 @@ pub(crate) fn create(
     addr: u64,
     bit: u8,
     nodes: TreeNodes,
+    pinned: Option<&PinnedWord>,
 ) -> Result {
     let new = NewEnabler::new(scope, NonNull::from(event), addr, bit, nodes)?;
     let mut held = Held::lock();
     let set = event.status() != 0;
-    write_bit(&scope.mm, addr, bit, set).map_err(|e| if e == ENOENT { EFAULT } else { e })?;
+    match pinned {
+        Some(pinned) => pinned.change_bit(enable::word_and_bit(addr, bit).1, set),
+        None => {
+            write_bit(&scope.mm, addr, bit, set)
+                .map_err(|e| if e == ENOENT { EFAULT } else { e })?
+        }
+    }
     let (born, _) = scope.next_seq();
     let (_, unused) = new.insert(&mut held, born);
     scope.keep_spare(&mut held, unused);
@@ -1123,12 +1145,19 @@ pub(crate) fn unregister(scope: &Scope, addr: u64, bit: u8) -> Result {
 pub(crate) fn clear_faulting(scope: &Scope, addr: u64, bit: u8) -> Result {
     let mut result = Err(EFAULT);
     for _ in 1..WORD_ATTEMPTS {
-        fault_in_word(scope, addr)?;
+        // Unpinned after `event_mutex` is released (declared first, dropped last).
+        let pinned = pin_word(scope, addr)?;
         let mut held = Held::lock();
         if scope.has(&mut held, addr, bit) {
             return Ok(());
         }
-        result = clear_own(scope, addr, bit);
+        result = match &pinned {
+            Some(pinned) => {
+                pinned.change_bit(enable::word_and_bit(addr, bit).1, false);
+                Ok(())
+            }
+            None => clear_own(scope, addr, bit),
+        };
         if result != Err(EFAULT) {
             break;
         }
@@ -1200,7 +1229,7 @@ pub(crate) fn update_for(held: &mut Held, event: &UserEvent) {
 /// after `from` in `slot` (the live tree or the graveyard) that existed at the fork.
 fn next_to_copy(
     held: &mut Held,
-    slot: &EventLocked<RBTree<WordKey, Arc<Enabler>>>,
+    slot: &EnablerTree,
     from: WordKey,
     snapshot: u64,
 ) -> Option<(WordKey, Arc<Enabler>)> {
@@ -1230,52 +1259,76 @@ struct Copying {
     word: Result<bool>,
 }
 
+/// Where a copy's walk of the parent's enablers is: in the live tree, then in the graveyard
+/// (keyed by `died`: only those removed after the snapshot), at or after a key.
+struct Walk<'a> {
+    slots: [(&'a EnablerTree, WordKey); 2],
+    slot: usize,
+    from: WordKey,
+}
+
+impl<'a> Walk<'a> {
+    fn new(parent: &'a Scope, snapshot: u64) -> Self {
+        Self {
+            slots: [
+                (&parent.enablers, (0, 0)),
+                (&parent.graveyard, (snapshot.saturating_add(1), 0)),
+            ],
+            slot: 0,
+            from: (0, 0),
+        }
+    }
+
+    /// Fills `found` with the next enablers to copy; returns how many (fewer than
+    /// [`COPY_BATCH`] only at the end of the walk).
+    fn next_batch(
+        &mut self,
+        held: &mut Held,
+        snapshot: u64,
+        found: &mut [Option<Arc<Enabler>>; COPY_BATCH],
+    ) -> usize {
+        let mut n = 0;
+        while n < COPY_BATCH && self.slot < self.slots.len() {
+            match next_to_copy(held, self.slots[self.slot].0, self.from, snapshot) {
+                Some((key, e)) => {
+                    found[n] = Some(e);
+                    n += 1;
+                    self.from = after(key);
+                }
+                None => {
+                    self.slot += 1;
+                    if let Some(&(_, start)) = self.slots.get(self.slot) {
+                        self.from = start;
+                    }
+                }
+            }
+        }
+        n
+    }
+}
+
 /// Copies into `child` the enablers `parent` had at `snapshot` (see the module docs).
 ///
-/// In batches of [`COPY_BATCH`]: the batch's enablers are found under `event_mutex`, their
-/// copies allocated and the child's words read without it, and the copies inserted under it
-/// again. So `event_mutex` is taken twice per batch, held for tree operations only, and never
-/// across an allocation or a wait for the child's mmap lock (a child that holds its own mmap
-/// lock for long holds up its own copy, no other program's REG). The parent may register and
-/// unregister meanwhile: what it adds is newer than the snapshot, and what it removes waits in
-/// its graveyard, which this walks second. An enabler removed after this walk passed it shows
-/// up in both; the child's tree keeps the first copy.
+/// In batches of [`COPY_BATCH`]: a batch's enablers are found under `event_mutex`, their copies
+/// allocated and the child's words read without it, and the copies inserted under it again, in
+/// the same hold that finds the next batch. So `event_mutex` is taken once per batch and once
+/// more, held for tree operations only, and never across an allocation or a wait for the
+/// child's mmap lock (a child that holds its own mmap lock for long holds up its own copy, no
+/// other program's REG). The parent may register and unregister meanwhile: what it adds is
+/// newer than the snapshot, and what it removes waits in its graveyard, which this walks second.
+/// An enabler removed after this walk passed it shows up in both; the child's tree keeps the
+/// first copy.
 fn copy(parent: &Scope, child: &Arc<Scope>, snapshot: u64) -> Result {
     // A node for an event's entry that one copy did not need, for the next.
     let mut spare = None;
-    // Then the graveyard, keyed by `died`: only those removed after the snapshot.
-    for (slot, start) in [
-        (&parent.enablers, (0, 0)),
-        (&parent.graveyard, (snapshot.saturating_add(1), 0)),
-    ] {
-        let mut from = start;
-        let mut more = true;
+    let mut walk = Walk::new(parent, snapshot);
+    let mut batch: [Option<Copying>; COPY_BATCH] = [const { None }; COPY_BATCH];
+    loop {
+        let mut found: [Option<Arc<Enabler>>; COPY_BATCH] = [const { None }; COPY_BATCH];
         // A child whose last task left, and which no copy reads, needs no more: what it has is
         // torn down.
-        while more && !child.unused() {
-            let mut found: [Option<Arc<Enabler>>; COPY_BATCH] = [const { None }; COPY_BATCH];
-            {
-                let mut held = Held::lock();
-                for entry in found.iter_mut() {
-                    let Some((key, e)) = next_to_copy(&mut held, slot, from, snapshot) else {
-                        more = false;
-                        break;
-                    };
-                    *entry = Some(e);
-                    from = after(key);
-                }
-            }
-            let mut batch: [Option<Copying>; COPY_BATCH] = [const { None }; COPY_BATCH];
-            for (src, entry) in found.into_iter().flatten().zip(batch.iter_mut()) {
-                let nodes = TreeNodes {
-                    word: None,
-                    event: spare.take(),
-                };
-                let new = NewEnabler::new(child, src.event, src.addr, src.bit, nodes)?;
-                // The child's mmap lock, without `event_mutex`.
-                let word = read_bit(&child.mm, src.addr, src.bit);
-                *entry = Some(Copying { src, new, word });
-            }
+        let unused = child.unused();
+        let n = {
             let mut held = Held::lock();
             for entry in batch.iter_mut() {
                 let Some(c) = entry else {
@@ -1290,11 +1343,28 @@ fn copy(parent: &Scope, child: &Arc<Scope>, snapshot: u64) -> Result {
                     spare = Some(node);
                 }
             }
-            drop(held);
-            drop(batch);
+            if unused {
+                0
+            } else {
+                walk.next_batch(&mut held, snapshot, &mut found)
+            }
+        };
+        // What the child had already, without `event_mutex`.
+        batch = [const { None }; COPY_BATCH];
+        if n == 0 {
+            return Ok(());
+        }
+        for (src, entry) in found.into_iter().flatten().zip(batch.iter_mut()) {
+            let nodes = TreeNodes {
+                word: None,
+                event: spare.take(),
+            };
+            let new = NewEnabler::new(child, src.event, src.addr, src.bit, nodes)?;
+            // The child's mmap lock, without `event_mutex`.
+            let word = read_bit(&child.mm, src.addr, src.bit);
+            *entry = Some(Copying { src, new, word });
         }
     }
-    Ok(())
 }
 
 /// Inserts a copy into the child, and writes the event's current state into the child's word

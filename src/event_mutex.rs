@@ -33,7 +33,7 @@
 //!   `GFP_KERNEL` or slept on under them, and neither is taken under the other. The fork probe
 //!   runs in the tracepoint's atomic read side and takes each in turn.
 //! * A forked child's REG/UNREG makes sure its fork copy ran before it takes `reg_mutex`: it runs
-//!   the copy itself (taking `event_mutex` twice per batch of enablers, reading the child's words
+//!   the copy itself (taking `event_mutex` once per batch of enablers, reading the child's words
 //!   under `mmap_lock` between, and taking `mmap_lock` under `event_mutex` for a bit write, as a
 //!   status change does, as the copy's work item does), or waits on `Scope::copy_done` (with `Scope::fork`,
 //!   released by the wait) for the copy a worker runs, which waits for nothing. REG and UNREG

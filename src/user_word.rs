@@ -7,7 +7,8 @@
 //! Three ways, each never faulting but the last: through the calling task's own mapping
 //! ([`change_own_bit`], one atomic access, as the futex code changes a user word), through a
 //! page pinned in any address space ([`PinnedWord`]), and a fault-in for writing
-//! ([`fault_in_writable`]). A fork copy first reads the child's bit ([`test_bit`]), and leaves
+//! ([`fault_in_writable`]); or the calling task pins its own page, faulting it in
+//! ([`PinnedWord::pin_own`]), and writes through the pin later. A fork copy first reads the child's bit ([`test_bit`]), and leaves
 //! a word that already shows the event's state alone.
 
 use crate::bindings;
@@ -27,8 +28,8 @@ pub(crate) fn change_own_bit(addr: usize, mask: u32, set: bool) -> Result {
 }
 
 /// An aligned `unsigned long` of a program's memory, its page pinned for writing
-/// (`pin_user_pages_remote` with `FOLL_WRITE | FOLL_NOFAULT`), unpinned and marked dirty on
-/// drop.
+/// (`pin_user_pages_remote` with `FOLL_WRITE | FOLL_NOFAULT`, or `pin_user_pages_fast` with
+/// `FOLL_WRITE` for the calling task's own), unpinned and marked dirty on drop.
 ///
 /// # Invariants
 ///
@@ -69,6 +70,30 @@ impl PinnedWord {
         }
         // INVARIANT: One page, pinned for writing, holding the aligned word.
         Some(Self { page, word })
+    }
+
+    /// Pins the page of the aligned `unsigned long` at user address `word` of the calling task
+    /// for writing, faulting it in as a write would (unsharing a page shared copy-on-write):
+    /// killably, waiting for a userfaultfd handler or a slow file if it must
+    /// (`pin_user_pages_fast`, which takes the mmap lock itself: the caller must not hold it,
+    /// nor a lock a fault may wait behind). While the page is pinned, a fork copies it for the
+    /// child instead of sharing it, so the task's own mapping stays writable and a write
+    /// through the pin is the task's. `EFAULT` if the word cannot be written.
+    pub(crate) fn pin_own(word: u64) -> Result<Self> {
+        if word % size_of::<c_ulong>() as u64 != 0 {
+            return Err(EFAULT);
+        }
+        let mut page: *mut bindings::page = null_mut();
+        // SAFETY: One page pointer slot; the calling task's own address space, which the call
+        // locks and faults itself, in process context (a system call of the task).
+        let pinned = unsafe {
+            bindings::pin_user_pages_fast(word as c_ulong, 1, bindings::FOLL_WRITE, &mut page)
+        };
+        if pinned != 1 {
+            return Err(EFAULT);
+        }
+        // INVARIANT: One page, pinned for writing, holding the aligned word.
+        Ok(Self { page, word })
     }
 
     /// Sets or clears `bit` (below the word's bits) of the word.
