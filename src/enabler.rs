@@ -54,8 +54,9 @@
 //! calling task's own memory, first tries one atomic access through the task's own mapping with
 //! page faults disabled ([`write_own_bit`]), which fails wherever the pin would. If the page is
 //! absent or still shared copy-on-write, REG and UNREG fault it in themselves outside
-//! `event_mutex` and `reg_mutex` and retry, at most [`MAX_ATTEMPTS`] times (a REG from its
-//! `EADDRINUSE` check, [`create`]; an UNREG's clear, [`clear_faulting`]). A status change or a fork copy
+//! `event_mutex` and `reg_mutex`, by pinning it ([`pin_word`]: while pinned, a fork cannot
+//! share it again), and retry, at most [`MAX_ATTEMPTS`] times (a REG from its `EADDRINUSE`
+//! check, [`create`]; an UNREG's clear, [`clear_faulting`]). A status change or a fork copy
 //! instead queues the enabler on its scope's fault list (at most once: the list tracks
 //! membership), and the list is drained by one of two:
 //!
@@ -68,10 +69,10 @@
 //!
 //! A scope has one fault work item, so a fault-in that blocks (a page of the process's own FUSE
 //! file, say) holds one worker, or the process's own task, and that process's own bits only.
-//! REG and UNREG fault in as upstream does, killably (`fixup_user_fault` with `unlocked`), but
-//! never with `reg_mutex` held (first before taking it, [`prefault`], and between attempts
-//! with it released), so a fault that blocks holds no lock other programs need; the drains
-//! pass no `unlocked` and never wait for a userfaultfd handler.
+//! REG and UNREG fault in as upstream does, killably (first `fixup_user_fault` with `unlocked`,
+//! [`prefault`]; between attempts `pin_user_pages_fast`, [`pin_word`]), but never with
+//! `reg_mutex` held, so a fault that blocks holds no lock other programs need; the drains pass
+//! no `unlocked` and never wait for a userfaultfd handler.
 //!
 //! # Locking
 //!
@@ -985,7 +986,7 @@ fn with_mmap_read<R>(mm: &Mm, f: impl FnOnce(&MmWithUser) -> R) -> Result<R> {
 ///
 /// Called under `event_mutex`. Returns `ENOENT` if the address space is gone and `EFAULT` if the
 /// page is not present, not writable or still shared copy-on-write: the caller then faults it in
-/// with [`fault_in`], outside `event_mutex`, and tries again.
+/// outside `event_mutex` ([`fault_in`], or [`pin_word`] for REG and UNREG) and tries again.
 fn write_bit(mm: &Mm, addr: u64, bit: u8, set: bool) -> Result {
     let (word, bit) = enable::word_and_bit(addr, bit);
     // SAFETY: `with_mmap_read` holds the address space's mmap lock for reading.
@@ -1076,16 +1077,21 @@ pub(crate) const WORD_ATTEMPTS: u32 = MAX_ATTEMPTS;
 /// if it must. Called with neither `reg_mutex` nor `event_mutex` held, so a fault that blocks
 /// holds no lock other programs need. `EFAULT` if the word cannot be written.
 ///
-/// The word's page is pinned, and the attempt writes through the pin ([`create`],
-/// [`clear_faulting`]): a fault-in alone could be undone before the attempt by another thread's
-/// fork (which shares the page copy-on-write again) or `MADV_DONTNEED`, every time, in a
-/// process that forks often, and the REG or UNREG would fail with `EFAULT`; a pinned page is
-/// copied for a forked child instead of shared. `None` (the word only faulted in) when the
-/// scope's address space is not the task's own.
+/// The word's page is faulted in by pinning it, and the caller keeps the pin across its next
+/// attempt, which writes through the mapping as any attempt does: a fault-in alone could be
+/// undone before the attempt by another thread's fork, which shares the page copy-on-write
+/// again, every time in a process that forks often, and the REG or UNREG would fail with
+/// `EFAULT`; a pinned page is copied for a forked child instead, and the task's mapping of it
+/// stays writable. What the pin cannot keep (an `munmap` or `MADV_DONTNEED` of the word) still
+/// fails the attempt, which pins again. `None` (the word only faulted in) when the scope's
+/// address space is not the task's own.
 pub(crate) fn pin_word(scope: &Scope, addr: u64) -> Result<Option<PinnedWord>> {
     if is_current(&scope.mm) {
         let (word, _) = enable::word_and_bit(addr, 0);
-        return PinnedWord::pin_own(word).map(Some);
+        // SAFETY: The scope's address space is the calling task's own, so the task has one; a
+        // REG or UNREG calls this in its system call, holding no mmap lock and no lock a fault
+        // may wait behind.
+        return unsafe { PinnedWord::pin_own(word) }.map(Some);
     }
     fault_in(&scope.mm, addr, Wait::Killable).map_err(|_| EFAULT)?;
     Ok(None)
@@ -1098,8 +1104,8 @@ pub(crate) fn pin_word(scope: &Scope, addr: u64) -> Result<Option<PinnedWord>> {
 ///
 /// Takes a reference on `event` when it succeeds. `EFAULT` when the word cannot be written now:
 /// nothing was created, and the caller pins the word with `reg_mutex` released ([`pin_word`])
-/// and registers again, writing through `pinned`, up to [`WORD_ATTEMPTS`] times; after the
-/// last, the REG fails with `EFAULT` (upstream returns `ENOMEM`, quirk Q1; see
+/// and registers again, keeping the pin, up to [`WORD_ATTEMPTS`] times; after the last, the
+/// REG fails with `EFAULT` (upstream returns `ENOMEM`, quirk Q1; see
 /// Documentation/deviations.md).
 pub(crate) fn create(
     scope: &Arc<Scope>,
@@ -1107,18 +1113,11 @@ pub(crate) fn create(
     addr: u64,
     bit: u8,
     nodes: TreeNodes,
-    pinned: Option<&PinnedWord>,
 ) -> Result {
     let new = NewEnabler::new(scope, NonNull::from(event), addr, bit, nodes)?;
     let mut held = Held::lock();
     let set = event.status() != 0;
-    match pinned {
-        Some(pinned) => pinned.change_bit(enable::word_and_bit(addr, bit).1, set),
-        None => {
-            write_bit(&scope.mm, addr, bit, set)
-                .map_err(|e| if e == ENOENT { EFAULT } else { e })?
-        }
-    }
+    write_bit(&scope.mm, addr, bit, set).map_err(|e| if e == ENOENT { EFAULT } else { e })?;
     let (born, _) = scope.next_seq();
     let (_, unused) = new.insert(&mut held, born);
     scope.keep_spare(&mut held, unused);
@@ -1145,19 +1144,14 @@ pub(crate) fn unregister(scope: &Scope, addr: u64, bit: u8) -> Result {
 pub(crate) fn clear_faulting(scope: &Scope, addr: u64, bit: u8) -> Result {
     let mut result = Err(EFAULT);
     for _ in 1..WORD_ATTEMPTS {
-        // Unpinned after `event_mutex` is released (declared first, dropped last).
-        let pinned = pin_word(scope, addr)?;
+        // Kept across the attempt, and unpinned after `event_mutex` is released (declared
+        // first, dropped last).
+        let _pinned = pin_word(scope, addr)?;
         let mut held = Held::lock();
         if scope.has(&mut held, addr, bit) {
             return Ok(());
         }
-        result = match &pinned {
-            Some(pinned) => {
-                pinned.change_bit(enable::word_and_bit(addr, bit).1, false);
-                Ok(())
-            }
-            None => clear_own(scope, addr, bit),
-        };
+        result = clear_own(scope, addr, bit);
         if result != Err(EFAULT) {
             break;
         }

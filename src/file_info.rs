@@ -351,9 +351,9 @@ impl FileInfo {
         // serves, a FUSE file) holds no lock; its errno comes after `EADDRINUSE`, as upstream's.
         let name = read_name(name_args);
         let mut attempts = 1;
-        // The word, pinned for the attempts after one found it not writable; unpinned at the
-        // end, after `reg_mutex`.
-        let mut pinned = None;
+        // The word's page, pinned across the attempts after one found it not writable
+        // (`enabler::pin_word`); unpinned at the end, after `reg_mutex`.
+        let mut _pinned = None;
         let index = loop {
             // Held from the `EADDRINUSE` check to the enabler's creation, as upstream holds it
             // for the whole ioctl: two threads registering the same word cannot both pass the
@@ -366,18 +366,12 @@ impl FileInfo {
             let name = grammar::utf8(name).ok_or(EINVAL)?;
             let event = self.group.find_or_create(name, flags)?;
             let index = self.add_ref(&event)?;
-            match enabler::create(
-                &scope,
-                &event,
-                enable_addr,
-                enable_bit,
-                nodes,
-                pinned.as_ref(),
-            ) {
+            match enabler::create(&scope, &event, enable_addr, enable_bit, nodes) {
                 Err(e) if e == EFAULT && attempts < enabler::WORD_ATTEMPTS => {
                     drop(reg);
                     attempts += 1;
-                    pinned = enabler::pin_word(&scope, enable_addr)?;
+                    // The previous pin goes once the new one holds the page.
+                    _pinned = enabler::pin_word(&scope, enable_addr)?;
                 }
                 result => {
                     result?;

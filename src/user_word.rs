@@ -7,9 +7,10 @@
 //! Three ways, each never faulting but the last: through the calling task's own mapping
 //! ([`change_own_bit`], one atomic access, as the futex code changes a user word), through a
 //! page pinned in any address space ([`PinnedWord`]), and a fault-in for writing
-//! ([`fault_in_writable`]); or the calling task pins its own page, faulting it in
-//! ([`PinnedWord::pin_own`]), and writes through the pin later. A fork copy first reads the child's bit ([`test_bit`]), and leaves
-//! a word that already shows the event's state alone.
+//! ([`fault_in_writable`]). A task may also fault its own page in by pinning it
+//! ([`PinnedWord::pin_own`]), which keeps a fork from sharing it again while pinned. A fork
+//! copy first reads the child's bit ([`test_bit`]), and leaves a word that already shows the
+//! event's state alone.
 
 use crate::bindings;
 use core::ptr::null_mut;
@@ -75,17 +76,22 @@ impl PinnedWord {
     /// Pins the page of the aligned `unsigned long` at user address `word` of the calling task
     /// for writing, faulting it in as a write would (unsharing a page shared copy-on-write):
     /// killably, waiting for a userfaultfd handler or a slow file if it must
-    /// (`pin_user_pages_fast`, which takes the mmap lock itself: the caller must not hold it,
-    /// nor a lock a fault may wait behind). While the page is pinned, a fork copies it for the
-    /// child instead of sharing it, so the task's own mapping stays writable and a write
-    /// through the pin is the task's. `EFAULT` if the word cannot be written.
-    pub(crate) fn pin_own(word: u64) -> Result<Self> {
+    /// (`pin_user_pages_fast`). While the page is pinned, a fork copies it for the child
+    /// instead of sharing it, so the task's own mapping of it stays writable. `EFAULT` if the
+    /// word cannot be written.
+    ///
+    /// # Safety
+    ///
+    /// The calling task has an address space (a user task, not a kernel thread), and holds
+    /// neither its mmap lock (the call takes it) nor any lock a page fault may wait behind.
+    pub(crate) unsafe fn pin_own(word: u64) -> Result<Self> {
         if word % size_of::<c_ulong>() as u64 != 0 {
             return Err(EFAULT);
         }
         let mut page: *mut bindings::page = null_mut();
-        // SAFETY: One page pointer slot; the calling task's own address space, which the call
-        // locks and faults itself, in process context (a system call of the task).
+        // SAFETY: One page pointer slot; the calling task's own address space, which it has and
+        // whose mmap lock it does not hold (the caller's guarantee): the call locks and faults
+        // it itself.
         let pinned = unsafe {
             bindings::pin_user_pages_fast(word as c_ulong, 1, bindings::FOLL_WRITE, &mut page)
         };
@@ -108,7 +114,7 @@ impl PinnedWord {
 
 impl Drop for PinnedWord {
     fn drop(&mut self) {
-        // SAFETY: Pinned by `pin`, once (type invariants).
+        // SAFETY: Pinned by `pin` or `pin_own`, once (type invariants).
         unsafe { bindings::unpin_user_pages_dirty_lock(&mut self.page, 1, true) };
     }
 }

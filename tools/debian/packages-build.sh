@@ -109,6 +109,12 @@ fpr=$(gpg --batch --with-colons --list-secret-keys | awk -F: '$1 == "fpr" { prin
 [ -n "$fpr" ] || { echo "packages: no secret key in $GNUPGHOME" >&2; exit 1; }
 archive_key=$work/rust-user-events-archive-keyring.gpg
 gpg --batch --yes --quiet --export -o "$archive_key"
+# rust-user-events-archive-keyring's version comes from the keys, not the sources: the time of
+# the newest signature on them (a new key, or an extended one, signs itself anew), so that
+# make packages run again after a key changed gives the keyring a later version, on any commit.
+newest=$(gpg --batch --with-colons --list-sigs | awk -F: '$1 == "sig" && $6 > m { m = $6 } END { print m + 0 }')
+[ "$newest" -gt 0 ] || { echo "packages: no signature on the keys in $GNUPGHOME" >&2; exit 1; }
+keyring_version=$(TZ=UTC date -d "@$newest" +%Y.%m.%d.%H%M%S)
 
 # changelog SOURCE VERSION: a one-entry debian/changelog.
 changelog() {
@@ -243,6 +249,8 @@ mkdir -p "$d/keyring"
 cp "$archive_key" "$d/keyring/"
 printf 'keyring/rust-user-events-archive-keyring.gpg usr/share/keyrings/\n' \
 	>"$d/debian/rust-user-events-archive-keyring.install"
+printf '\noverride_dh_gencontrol:\n\tdh_gencontrol -prust-user-events-archive-keyring -- -v%s\n\tdh_gencontrol --remaining-packages\n' \
+	"$keyring_version" >>"$d/debian/rules"
 mkdir -p "$d/boot"
 printf '# rust-user-events-common: load rust_user_events at boot (systemd-modules-load)\nrust_user_events\n' \
 	>"$d/boot/rust-user-events.conf"
@@ -302,9 +310,15 @@ mkdir -p "$d/kernel"
 cat >"$d/kernel/rust-user-events-dkms" <<'HOOK'
 #!/bin/sh
 # rust-user-events-dkms: the module build tree prepared for a kernel goes when the kernel is
-# removed. Called by the kernel image's postrm with the kernel's release.
+# removed. Called by the kernel image's postrm with the kernel's release, for every action of
+# its postrm (in DEB_MAINT_PARAMS; unset when called otherwise): only a remove or purge
+# removes the tree, as initramfs-tools' hook decides.
 set -e
 
+case "${DEB_MAINT_PARAMS:-remove}" in
+*remove* | *purge*) ;;
+*) exit 0 ;;
+esac
 krel=${1:-}
 [ -n "$krel" ] || exit 0
 for d in /var/cache/rust-user-events/"$krel"-*; do

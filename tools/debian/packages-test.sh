@@ -61,8 +61,9 @@ no_trace() {
 	left=$( {
 		dpkg-query -W -f='${db:Status-Abbrev} ${Package}\n' "$name*" 2>/dev/null | grep -v '^un '
 		find /usr/lib/modules /usr/src /var/lib/dkms /usr/lib/modules-load.d /etc/modprobe.d \
-			/usr/share/rust-user-events /usr/share/doc /usr/share/keyrings /etc/kernel /var/cache \
+			/usr/share/rust-user-events /usr/share/doc /usr/share/keyrings /etc/kernel \
 			\( -name 'rust_user_events*' -o -name "$name*" \) 2>/dev/null
+		find /var/cache -maxdepth 1 -name "$name*" 2>/dev/null
 		grep -rls rust_user_events /usr/lib/modules/*/modules.dep 2>/dev/null
 	} )
 	[ -z "$left" ] || { echo "$left" | head -n 5 | tr '\n' ' '; return 1; }
@@ -127,8 +128,9 @@ if [ "$mode" = modules ]; then
 	apt_get install --reinstall "$name-ueficert" >"$tmp/reinstall.log" 2>&1 && ! grep -q 'mokutil --import' "$tmp/reinstall.log"
 	result $? "and not once the key is enrolled"
 	# Without mokutil: the firmware's SecureBoot variable (attributes, then 1: on), as the
-	# kernel shows it (no /sys is mounted in this root).
+	# kernel shows it, made in this root's /sys (never the host's: chroot.sh mounts no sysfs).
 	rm /usr/bin/mokutil
+	mountpoint -q /sys && { echo "Bail out! /sys is mounted in the root"; exit 1; }
 	mkdir -p /sys/firmware/efi/efivars
 	printf '\006\000\000\000\001' >/sys/firmware/efi/efivars/SecureBoot-8be4df61-93ca-11d2-aa0d-00e098032b8c
 	apt_get install --reinstall "$name-ueficert" >"$tmp/reinstall.log" 2>&1 &&

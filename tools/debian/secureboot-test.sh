@@ -35,12 +35,12 @@ echo "TAP version 13"
 plan 9
 echo "# $krel under OVMF with Secure Boot, shim and GRUB from trixie"
 
-rm -rf "$out"
-mkdir -p "$out/initrd/bin" "$out/initrd/mods" "$out/esp"
 case "$out/" in
 "$top"/*) ;;
-*) echo "secureboot-test: OUT must be under $top (the root sees only the work tree)" >&2; exit 2 ;;
+*) echo "Bail out! OUT must be under $top (the root sees only the work tree)"; exit 2 ;;
 esac
+rm -rf "$out"
+mkdir -p "$out/initrd/bin" "$out/initrd/mods" "$out/esp"
 in_root() { bash "$here/chroot.sh" --packaging "$@"; }
 inside() { echo "/rue/src${1#"$top"}"; }
 
@@ -100,7 +100,8 @@ INIT
 chmod 0755 "$out/initrd/init"
 
 # boot NAME ORDER WITH_MOK: boots with the modules ORDER (their insmod order), the project's
-# certificate in the MOK list if WITH_MOK is 1; the serial console goes to OUT/NAME.log.
+# certificate in the MOK list if WITH_MOK is 1; the serial console goes to OUT/NAME.log. Returns
+# QEMU's status (124: stopped after $limit s).
 boot() {
 	local name=$1 order=$2 mok=$3 vars=$out/$1.vars.fd
 	echo "$order" >"$out/initrd/mods/order"
@@ -135,7 +136,9 @@ EOF
 		-drive if=pflash,format=raw,unit=1,file="$vars" \
 		-drive if=none,id=esp,format=raw,file="$out/$name.img" -device virtio-blk-pci,drive=esp,bootindex=1 \
 		-serial file:"$out/$name.log" -monitor none </dev/null
+	local rc=$?
 	tr -d '\r' <"$out/$name.log" >"$out/$name.console"
+	return "$rc"
 }
 
 cp "$shim" "$out/esp/shim.efi"
@@ -195,7 +198,7 @@ said "$log" "insmod packaged [1-9][0-9]* .*Key was rejected by service" &&
 	said "$log" "rejected-key packaged [1-9]"
 result $? "the packaged module is refused: Key was rejected by service, 'Loading of module with unavailable key is rejected'" \
 	"$(grep '^RUE-SB [a-z-]* packaged' "$log" | tr '\n' ' ')"
-! grep -q '^RUE-SB data' "$log"
+[ "$rc" -eq 0 ] && said "$log" end && ! grep -q '^RUE-SB data' "$log"
 result $? "and user_events is not there"
 
 exit "$failed"
