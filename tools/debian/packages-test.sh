@@ -55,6 +55,15 @@ add_repo() {
 	apt_get update >"$tmp/update.log" 2>&1 && ! grep -q '^[WE]:' "$tmp/update.log"
 }
 
+# mokutil_says STATE: a stand-in mokutil for a machine booted with Secure Boot on, whose
+# --test-key says the key STATE ("is not enrolled", "is already enrolled"), as the real one
+# words it.
+mokutil_says() {
+	printf '#!/bin/sh\ncase "$1" in\n--sb-state) echo "SecureBoot enabled" ;;\n--test-key) echo "$2 %s"; exit 1 ;;\nesac\n' \
+		"$1" >/usr/bin/mokutil
+	chmod 0755 /usr/bin/mokutil
+}
+
 # no_trace: nothing of the packages is left on the system.
 no_trace() {
 	local left
@@ -113,9 +122,7 @@ if [ "$mode" = modules ]; then
 	# A machine booted with Secure Boot on, whose MOK list lacks the key: a
 	# stand-in mokutil answers as the real one does there (where the real one
 	# is: apt runs maintainer scripts with PATH=DPkg::Path, no /usr/local).
-	printf '#!/bin/sh\ncase "$1" in\n--sb-state) echo "SecureBoot enabled" ;;\n--test-key) echo "$2 is not enrolled"; exit 1 ;;\nesac\n' \
-		>/usr/bin/mokutil
-	chmod 0755 /usr/bin/mokutil
+	mokutil_says "is not enrolled"
 	apt_get install "$meta" >"$tmp/install.log" 2>&1
 	rc=$?
 	result $rc "apt install $meta installs $pkg" "exit $rc: $(tail -n 3 "$tmp/install.log" | tr '\n' ' ')"
@@ -123,8 +130,7 @@ if [ "$mode" = modules ]; then
 	result $? "with Secure Boot on, rust-user-events-ueficert says how to enroll its key" "$(grep -A3 "Setting up $name-ueficert" "$tmp/install.log" | tr "\\n" " ")"
 	apt_get install --reinstall "$name-ueficert" >"$tmp/reinstall.log" 2>&1 && grep -q 'sudo mokutil --import' "$tmp/reinstall.log"
 	result $? "it says so again at the next configure (reinstalled), the key still not enrolled"
-	printf '#!/bin/sh\ncase "$1" in\n--sb-state) echo "SecureBoot enabled" ;;\n--test-key) echo "$2 is already enrolled"; exit 1 ;;\nesac\n' \
-		>/usr/bin/mokutil
+	mokutil_says "is already enrolled"
 	apt_get install --reinstall "$name-ueficert" >"$tmp/reinstall.log" 2>&1 && ! grep -q 'mokutil --import' "$tmp/reinstall.log"
 	result $? "and not once the key is enrolled"
 	# Without mokutil: the firmware's SecureBoot variable (attributes, then 1: on), as the
