@@ -194,6 +194,12 @@ impl kernel::Module for RustUserEvents {
         }
         // Cannot fail.
         let dyn_type = dyn_ops::DynEventType::new(&symbols, group_arc);
+        if !mirrors::ALL_OFF_BY.is_empty() {
+            pr_notice!(
+                "built with every gate off ({}): the exported paths only\n",
+                mirrors::ALL_OFF_BY
+            );
+        }
         if !mirrors::CHANGED.is_empty() {
             pr_notice!(
                 "built with the exported paths for kernel bodies that changed since they were \

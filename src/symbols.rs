@@ -20,8 +20,11 @@
 //! what the object holds must fit its type (a list head that links back, a mount of tracefs, a
 //! per-CPU flag that is 0 or 1, ...). Documentation/design.md lists each check.
 
-use crate::{bindings, ksym, logic::ksym_text};
-use core::ptr::NonNull;
+use crate::{
+    bindings, ksym,
+    logic::{btf, btf::Shape, ksym_text},
+};
+use core::{mem::offset_of, ptr::NonNull};
 use kernel::{prelude::*, sync::Mutex};
 
 /// tracefs's private mount bookkeeping (`fs/tracefs/inode.c`).
@@ -120,7 +123,14 @@ impl Symbols {
 
     /// Plausibility checks that only read the resolved objects.
     fn check(&self) -> Result {
-        self.check_sizes()?;
+        // Both are logged before either fails the load.
+        let sizes = self.check_sizes();
+        let types = self.check_btf();
+        sizes?;
+        types?;
+        self.check_lock_names()?;
+        self.check_dyn_ops()?;
+        self.check_static_keys()?;
         self.check_tracefs_mount()?;
         self.check_per_cpu()?;
         // SAFETY: `fs_type` is the address of `trace_fs_type`, a static `file_system_type` whose
@@ -289,6 +299,293 @@ impl Symbols {
         Ok(())
     }
 }
+
+impl Symbols {
+    /// On a kernel with lockdep, each mutex is named by its definition (`DEFINE_MUTEX(name)`
+    /// names its `lockdep_map`), which kallsyms does not read: a lock of another name fails.
+    #[cfg(CONFIG_DEBUG_LOCK_ALLOC)]
+    fn check_lock_names(&self) -> Result {
+        for (name, lock) in [
+            (c"event_mutex", self.event_mutex),
+            (c"dyn_event_ops_mutex", self.dyn_event_ops_mutex),
+        ] {
+            // SAFETY: `lock` is the address of an object at least a `struct mutex` in size
+            // (`check_sizes`); its name pointer is read once.
+            let at = unsafe { (*lock.as_ptr()).dep_map.name };
+            let want = name.to_bytes_with_nul();
+            let mut have = [0u8; 32];
+            let have = have.get_mut(..want.len()).ok_or(ENOEXEC)?;
+            // SAFETY: `have` is writable for `want.len()` bytes; the source is read without
+            // faulting, whatever it points to.
+            let ret = unsafe {
+                bindings::copy_from_kernel_nofault(have.as_mut_ptr().cast(), at.cast(), have.len())
+            };
+            if ret != 0 || have != want {
+                pr_err!("{name:?}: its lockdep map does not name it\n");
+                return Err(ENOEXEC);
+            }
+        }
+        Ok(())
+    }
+
+    /// A kernel without lockdep names no lock.
+    #[cfg(not(CONFIG_DEBUG_LOCK_ALLOC))]
+    fn check_lock_names(&self) -> Result {
+        Ok(())
+    }
+
+    /// `dyn_event_ops_list` links the tracing core's dynamic event types (kprobes, at least,
+    /// which register at boot): each node is a `dyn_event_operations` whose five functions are
+    /// the starts of the kernel's own functions, by kallsyms. A list of anything else fails.
+    /// Nodes are read with `copy_from_kernel_nofault()`, so a wrong list cannot fault the load.
+    fn check_dyn_ops(&self) -> Result {
+        const WORDS: usize = size_of::<bindings::dyn_event_operations>() / size_of::<usize>();
+        let word = |field: usize| field / size_of::<usize>();
+        let functions = [
+            word(offset_of!(bindings::dyn_event_operations, create)),
+            word(offset_of!(bindings::dyn_event_operations, show)),
+            word(offset_of!(bindings::dyn_event_operations, is_busy)),
+            word(offset_of!(bindings::dyn_event_operations, free)),
+            word(offset_of!(bindings::dyn_event_operations, match_)),
+        ];
+        let next = word(offset_of!(bindings::dyn_event_operations, list));
+        let mut text = KVec::from_elem(0u8, SYMBOL_TEXT, GFP_KERNEL)?;
+        // SAFETY: `dyn_event_ops_mutex` is a resolved symbol mutex; module init may sleep.
+        let _guard = unsafe { kernel_mutex(self.dyn_event_ops_mutex) }.lock();
+        // CAST: An address, compared with the nodes' links.
+        let head = self.dyn_event_ops_list.as_ptr() as usize;
+        let unreadable = || {
+            pr_err!("dyn_event_ops_list links an address that cannot be read\n");
+            ENOEXEC
+        };
+        let mut node = read_words::<1>(head).ok_or_else(unreadable)?[0];
+        let mut types = 0;
+        while node != head {
+            if types == MAX_DYN_OPS {
+                pr_err!("dyn_event_ops_list does not end\n");
+                return Err(ENOEXEC);
+            }
+            // `list` is the first member: the node is the operations.
+            let ops = read_words::<WORDS>(node).ok_or_else(unreadable)?;
+            for at in functions {
+                if !function_start(ops[at], &mut text) {
+                    pr_err!("dyn_event_ops_list links something other than dynamic event types\n");
+                    return Err(ENOEXEC);
+                }
+            }
+            node = ops[next];
+            types += 1;
+        }
+        if types == 0 && cfg!(CONFIG_KPROBE_EVENTS) {
+            pr_err!("dyn_event_ops_list has no kprobe event type\n");
+            return Err(ENOEXEC);
+        }
+        Ok(())
+    }
+}
+
+impl Symbols {
+    /// With jump labels, each static key is a `DEFINE_STATIC_KEY_FALSE` of the kernel's code:
+    /// its type is false, and its first jump entry (in vmlinux's `__jump_table`, which kallsyms
+    /// does not describe) points back to it. Entries are read with
+    /// `copy_from_kernel_nofault()`, so a wrong key cannot fault the load.
+    #[cfg(all(CONFIG_JUMP_LABEL, CONFIG_HAVE_ARCH_JUMP_LABEL_RELATIVE))]
+    fn check_static_keys(&self) -> Result {
+        // `struct static_key`: `enabled`, then `type`, `entries` and `next` in one word whose
+        // low two bits are the type (`JUMP_TYPE_TRUE`, `JUMP_TYPE_LINKED`).
+        const TYPE_TRUE: usize = 1;
+        const TYPE_LINKED: usize = 2;
+        for (name, key) in [
+            (c"tracepoint_printk_key", self.direct.printk_key),
+            (c"trace_event_exports_enabled", self.direct.exports_key),
+        ] {
+            // CAST: The key's address.
+            let key = key.as_ptr() as usize;
+            let Some([_, entries]) = read_words::<2>(key) else {
+                pr_err!("{name:?} cannot be read\n");
+                return Err(ENOEXEC);
+            };
+            if entries & TYPE_TRUE != 0 {
+                pr_err!("{name:?} is not a static key that starts false\n");
+                return Err(ENOEXEC);
+            }
+            // A key a module also branches on keeps its entries in a list: not followed.
+            if entries & TYPE_LINKED != 0 {
+                continue;
+            }
+            let entry = entries & !3;
+            // `struct jump_entry`, relative: `code` and `target` (two `s32`s), then `key`: the
+            // key's distance from this word, its low two bits flags.
+            let points_back = entry != 0
+                && read_words::<2>(entry).is_some_and(|[_, offset]| {
+                    // CAST: A signed distance, as `jump_entry_key()` reads it.
+                    let distance = (offset as isize) & !3;
+                    (entry + size_of::<usize>()).wrapping_add_signed(distance) == key
+                });
+            if !points_back {
+                pr_err!("{name:?}: its jump entries do not point back to it\n");
+                return Err(ENOEXEC);
+            }
+        }
+        Ok(())
+    }
+
+    /// Without jump labels a key is a count (checked above).
+    #[cfg(not(all(CONFIG_JUMP_LABEL, CONFIG_HAVE_ARCH_JUMP_LABEL_RELATIVE)))]
+    fn check_static_keys(&self) -> Result {
+        Ok(())
+    }
+}
+
+/// More dynamic event types than the kernel has (kprobe, uprobe, synthetic, eprobe, fprobe).
+const MAX_DYN_OPS: usize = 32;
+
+/// `N` words at `addr`, read without faulting; `None` where they cannot be read.
+fn read_words<const N: usize>(addr: usize) -> Option<[usize; N]> {
+    let mut words = [0usize; N];
+    // CAST: A kernel address, as `copy_from_kernel_nofault()` takes it.
+    let src = addr as *const c_void;
+    // SAFETY: `words` is writable for its size; the source is read without faulting, whatever
+    // `addr` is.
+    let ret = unsafe {
+        bindings::copy_from_kernel_nofault(words.as_mut_ptr().cast(), src, size_of::<[usize; N]>())
+    };
+    (ret == 0).then_some(words)
+}
+
+/// Whether kallsyms places the start of a symbol of the kernel's own (not a module's) at `addr`.
+fn function_start(addr: usize, text: &mut [u8]) -> bool {
+    // SAFETY: `text` holds `SYMBOL_TEXT` bytes, more than `KSYM_SYMBOL_LEN`; `sprint_symbol()`
+    // only looks the address up.
+    // CAST: A kernel address, as `sprint_symbol()` takes it.
+    let len = unsafe { bindings::sprint_symbol(text.as_mut_ptr().cast(), addr as c_ulong) };
+    // CAST: The length of what was written, at most the buffer's.
+    let said = &text[..(len.max(0) as usize).min(text.len())];
+    ksym_text::parse(said).is_some_and(|at| at.offset == 0 && at.module.is_none())
+}
+
+/// What the kernel's BTF must say each per-CPU symbol is: its type, and its size in bytes.
+/// `make check` builds a variant that expects `trace_taskinfo_save` to be an `int`
+/// (`RUE_WRONG_SYMBOL=type`), as a kernel that changed the variable's type would look to this
+/// build, which the check must refuse.
+fn per_cpu_types(s: &Symbols) -> [(&'static CStr, c_ulong, Shape<'static>, usize); 3] {
+    let int = Shape::Int {
+        name: b"int",
+        size: 4,
+    };
+    #[cfg(not(rue_wrong_type))]
+    let save = (
+        Shape::Int {
+            name: b"_Bool",
+            size: 1,
+        },
+        sized(s.direct.taskinfo_save).1,
+    );
+    #[cfg(rue_wrong_type)]
+    let save = (int, size_of::<c_int>());
+    [
+        (
+            c"trace_buffered_event",
+            sized(s.discard.buffered).0,
+            Shape::PointerTo(b"ring_buffer_event"),
+            sized(s.discard.buffered).1,
+        ),
+        (
+            c"trace_buffered_event_cnt",
+            sized(s.discard.buffered_cnt).0,
+            int,
+            sized(s.discard.buffered_cnt).1,
+        ),
+        (
+            c"trace_taskinfo_save",
+            sized(s.direct.taskinfo_save).0,
+            save.0,
+            save.1,
+        ),
+    ]
+}
+
+impl Symbols {
+    /// The per-CPU symbols are what the kernel's BTF says they are: of the expected type and
+    /// size, and placed among each other as `.data..percpu`'s BTF places them. BTF comes from
+    /// the kernel's debug information, not from kallsyms, through which they were resolved
+    /// (Documentation/design.md, "Resolved symbols"). Every disagreement is logged before the
+    /// load fails.
+    fn check_btf(&self) -> Result {
+        let Some(blob) = vmlinux_btf()? else {
+            return Ok(());
+        };
+        let btf = btf::Btf::new(blob).map_err(|e| {
+            pr_err!("the kernel's BTF cannot be read ({e:?})\n");
+            ENOEXEC
+        })?;
+        let mut ok = true;
+        let mut section = None;
+        for (name, addr, want, size) in per_cpu_types(self) {
+            let var = match btf.per_cpu_variable(name.to_bytes()) {
+                Ok(var) => var,
+                Err(e) => {
+                    pr_err!("{name:?}: not a per-CPU variable by the kernel's BTF ({e:?})\n");
+                    ok = false;
+                    continue;
+                }
+            };
+            // CAST: Sizes of kernel objects, far below 4 GiB.
+            if var.shape != want || var.size as usize != size {
+                let text = |b| core::str::from_utf8(b).unwrap_or("?");
+                pr_err!(
+                    "{name:?}: the kernel's BTF has {} {} ({} bytes), not {} {} ({size} bytes)\n",
+                    var.shape.kind_text(),
+                    text(var.shape.name()),
+                    var.size,
+                    want.kind_text(),
+                    text(want.name())
+                );
+                ok = false;
+            }
+            // Where kallsyms and BTF both say `.data..percpu` starts.
+            // CAST: A section offset, as an address difference.
+            let base = addr.wrapping_sub(var.offset as c_ulong);
+            if *section.get_or_insert(base) != base {
+                pr_err!("{name:?}: kallsyms places it elsewhere among the per-CPU variables than the kernel's BTF\n");
+                ok = false;
+            }
+        }
+        if ok {
+            Ok(())
+        } else {
+            Err(ENOEXEC)
+        }
+    }
+}
+
+/// The kernel's BTF, the blob `/sys/kernel/btf/vmlinux` serves.
+#[cfg(CONFIG_DEBUG_INFO_BTF)]
+fn vmlinux_btf() -> Result<Option<&'static [u8]>> {
+    let start = ksym::resolve_data::<u8>(c"__start_BTF")?;
+    let stop = ksym::resolve_data::<u8>(c"__stop_BTF")?;
+    let len = (stop.as_ptr() as usize).wrapping_sub(start.as_ptr() as usize);
+    if len == 0 || len > MAX_BTF {
+        pr_err!("__start_BTF and __stop_BTF do not bound the kernel's BTF\n");
+        return Err(ENOEXEC);
+    }
+    // SAFETY: `__start_BTF`..`__stop_BTF` is vmlinux's `.BTF` section: read-only data that the
+    // kernel keeps for its lifetime and never writes after boot (`/sys/kernel/btf/vmlinux`
+    // serves it).
+    Ok(Some(unsafe {
+        core::slice::from_raw_parts(start.as_ptr().cast_const(), len)
+    }))
+}
+
+/// A kernel without BTF: the per-CPU symbols have kallsyms's checks only.
+#[cfg(not(CONFIG_DEBUG_INFO_BTF))]
+fn vmlinux_btf() -> Result<Option<&'static [u8]>> {
+    Ok(None)
+}
+
+/// Far more than any kernel's BTF (Debian's amd64 kernel has 6 MiB).
+#[cfg(CONFIG_DEBUG_INFO_BTF)]
+const MAX_BTF: usize = 256 << 20;
 
 /// Room for `sprint_symbol()`'s text (`KSYM_SYMBOL_LEN`, a macro bindgen cannot evaluate: the
 /// longest name, two numbers, a module name and build id).

@@ -447,8 +447,10 @@ debian_flavour() {
 	extra="$build/debian-$flavour"
 	rm -rf "$extra"
 	mkdir -p "$extra/bin"
-	# module_test's wrong-symbol build, made for arm64's kernel (above).
-	[ "$flavour" != arm64 ] || cp "$build/wrong-symbol-arm64/extra/"*.ko "$extra/" 2>/dev/null || true
+	# module_test's wrong-symbol builds, made for the amd64 and arm64 kernels (below).
+	case "$flavour" in
+	amd64 | arm64) cp "$build/wrong-symbol-$flavour/extra/"*.ko "$extra/" 2>/dev/null || true ;;
+	esac
 	if ! vmlinuz=$(bash "$top/tools/debian/vmlinuz.sh" "$flavour") || [ ! -f "$ko" ]; then
 		echo "FAIL debian: no kernel image or module for $frel"
 		failed=$((failed + 1))
@@ -554,6 +556,35 @@ case " $kernels " in
 	lane test suite "test kernel ($(basename "$kdir"))" test "$build/guest/check-cmd.sh" --kdir "$kdir" \
 		--module "$top/rust_user_events.ko" --add "$build/guest" --add "$ws/extra" --add "$mt/extra" \
 		--timeout 1800
+	# The whole suite again, on a build with every gate off (make RUE_GATES_OFF=1): each
+	# mirror's fallback, the exported path a kernel whose bodies changed gets, runs here
+	# under KASAN and lockdep before a user's kernel takes it.
+	go="$build/gates-off"
+	rm -rf "$go" && mkdir -p "$go/extra/bin"
+	if bash "$top/tools/debian/stage-sources.sh" "$go/src" &&
+		make -C "$kdir" M="$go/src" LLVM=-19 RUE_GATES_OFF=1 modules >"$go/build.log" 2>&1 &&
+		! grep -q ': bool = true;' "$go/src/src/mirrors_generated.rs" &&
+		grep -qx 'pub(crate) const ALL_OFF_BY: &str = "RUE_GATES_OFF=1";' "$go/src/src/mirrors_generated.rs"; then
+		echo "PASS guest: built the module with every gate off ($(grep -c ': bool = false;' \
+			"$go/src/src/mirrors_generated.rs") gates)"
+		passed=$((passed + 1))
+		perl -pe 's/rust_user_events/rust_user_twin00/g' "$go/src/rust_user_events.ko" \
+			>"$go/extra/rust_user_twin00.ko"
+		install -m 0755 "$top/tools/testing/gates_off_test.sh" "$go/extra/bin/gates_off_test"
+		{
+			echo "rue-run gates_off_test gates_off_test"
+			cat "$build/guest/check-cmd.sh"
+		} >"$go/extra/check-cmd.sh"
+		lane test-gates-off suite "test kernel, every gate off" test-gates-off "$go/extra/check-cmd.sh" \
+			--kdir "$kdir" --module "$go/src/rust_user_events.ko" --add "$build/guest" --add "$ws/extra" \
+			--add "$mt/extra" --add "$go/extra" --timeout 1800
+	else
+		tail -n 20 "$go/build.log" 2>/dev/null
+		grep -s 'bool = true\|ALL_OFF' "$go/src/src/mirrors_generated.rs"
+		echo "FAIL guest: the build with every gate off did not build, or left a gate on"
+		failed=$((failed + 1))
+		summaries+=("test kernel, every gate off: not run")
+	fi
 	# The same module, on another build of the test kernel's release (tools/kernel/build.sh
 	# relinks it as #2): refused at load (src/identity.rs).
 	id="$build/identity"
@@ -613,20 +644,25 @@ case " $kernels " in
 		echo "FAIL debian: building for Debian's kernels failed (built: ${kos[*]:-nothing})"
 		failed=$((failed + 1))
 	fi
-	# The wrong-symbol build (as the test kernel's) for Debian's arm64 kernel, which its
-	# module_test loads: the symbol checks refuse it on arm64 too.
-	ws_arm64="$build/wrong-symbol-arm64"
-	rm -rf "$ws_arm64" && mkdir -p "$ws_arm64/extra"
-	if bash "$top/tools/debian/stage-sources.sh" "$ws_arm64/src" &&
-		polled bash "$top/tools/debian/chroot.sh" bash /rue/src/tools/debian/build-module.sh "$DEBIAN_ABI-arm64" \
-			"/rue/src/${ws_arm64#"$top"/}/src" RUE_WRONG_SYMBOL=1 >"$ws_arm64/build.log" 2>&1; then
-		perl -pe 's/rust_user_events/rust_user_wsym00/g' "$ws_arm64/src/rust_user_events.ko" \
-			>"$ws_arm64/extra/rust_user_wsym00.ko"
-	else
-		tail -n 20 "$ws_arm64/build.log"
-		echo "FAIL debian: the build with a wrong symbol for $DEBIAN_ABI-arm64 did not build"
-		failed=$((failed + 1))
-	fi
+	# The wrong-symbol build (as the test kernel's) for Debian's arm64 kernel, and the build
+	# that expects a per-CPU symbol of another type (RUE_WRONG_SYMBOL=type; the test kernel has
+	# no BTF to tell) for its amd64 and arm64 kernels, which their module_test loads: the
+	# symbol checks refuse them on both architectures.
+	for wrong in arm64:1:wsym00 arm64:type:wtyp00 amd64:type:wtyp00; do
+		IFS=: read -r arch variant name <<<"$wrong"
+		wdir="$build/wrong-symbol-$arch/$name"
+		rm -rf "$wdir" && mkdir -p "$build/wrong-symbol-$arch/extra"
+		if bash "$top/tools/debian/stage-sources.sh" "$wdir" &&
+			polled bash "$top/tools/debian/chroot.sh" bash /rue/src/tools/debian/build-module.sh \
+				"$DEBIAN_ABI-$arch" "/rue/src/${wdir#"$top"/}" RUE_WRONG_SYMBOL=$variant >"$wdir.log" 2>&1; then
+			perl -pe "s/rust_user_events/rust_user_$name/g" "$wdir/rust_user_events.ko" \
+				>"$build/wrong-symbol-$arch/extra/rust_user_$name.ko"
+		else
+			tail -n 20 "$wdir.log"
+			echo "FAIL debian: the build RUE_WRONG_SYMBOL=$variant for $DEBIAN_ABI-$arch did not build"
+			failed=$((failed + 1))
+		fi
+	done
 	echo "debian build: $(($(date +%s) - start)) s"
 
 	for flavour in "${DEBIAN_INSTALL_FLAVOURS[@]}"; do

@@ -4,6 +4,7 @@
 //! compiled and unit-tested on the host (`tools/hosttest`, `cargo test`).
 
 pub(crate) mod abi;
+pub(crate) mod btf;
 pub(crate) mod enable;
 pub(crate) mod grammar;
 pub(crate) mod jhash;

@@ -15,6 +15,8 @@ mod logic;
 #[cfg(test)]
 mod abi_tests;
 #[cfg(test)]
+mod btf_tests;
+#[cfg(test)]
 mod enable_tests;
 #[cfg(test)]
 mod fuzz_regressions;

@@ -11,6 +11,9 @@
  * files already exist. RUE_WRONG_SYMBOL names a build renamed rust_user_wsym00
  * that resolves a wrong kernel symbol (make check builds it for the test
  * kernel): its load must be refused (ENOEXEC), the message naming the symbol.
+ * RUE_WRONG_TYPE names a build renamed rust_user_wtyp00 that expects a per-CPU
+ * symbol of another type and size than the kernel's BTF says (make check builds
+ * it for Debian's amd64 and arm64 kernels): refused too, naming both types.
  * RUE_MIRROR names a build against a kernel tree with one mirrored body changed
  * (tools/testing/mirror-test.sh), which must load with that mirror's fallback.
  */
@@ -159,6 +162,27 @@ TEST(a_wrong_symbol_refuses_the_load)
 	/* The kernel log's last lines name the symbol and what kallsyms has there. */
 	ASSERT_EQ(0, kernel_log("rust_user_wsym00", log, sizeof(log)));
 	EXPECT_NE(NULL, strstr(log, "\"tracefs_mount_count\": kallsyms has \"tracefs_registered+0x0/"))
+		TH_LOG("kernel log of the load:\n%s", log);
+}
+
+/*
+ * A per-CPU symbol of another type than the module expects refuses the load: the kernel's BTF
+ * says what it is. kallsyms alone may not tell: trace_taskinfo_save, a bool, is followed by
+ * alignment padding, so its distance to the next symbol has room for the int expected here.
+ */
+TEST(a_symbol_of_another_type_refuses_the_load)
+{
+	const char *path = getenv("RUE_WRONG_TYPE");
+	char log[1 << 16];
+
+	path = path ? path : "/rue/rust_user_wtyp00.ko";
+	if (!exists(path))
+		SKIP(return, "no build expecting another type here (make check builds one for Debian's amd64 and arm64 kernels)");
+	EXPECT_EQ(-ENOEXEC, load(path));
+	EXPECT_EQ(0, module_listed("rust_user_wtyp00"));
+	EXPECT_TRUE(exists(DATA_FILE));
+	ASSERT_EQ(0, kernel_log("rust_user_wtyp00", log, sizeof(log)));
+	EXPECT_NE(NULL, strstr(log, "\"trace_taskinfo_save\": the kernel's BTF has the integer type _Bool (1 bytes), not the integer type int (4 bytes)"))
 		TH_LOG("kernel log of the load:\n%s", log);
 }
 
