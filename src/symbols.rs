@@ -18,7 +18,10 @@
 //! with a message naming the symbol instead of corrupting memory later: kallsyms must place an
 //! object of the expected size, and of that name, at the address ([`logic::ksym_text`]), and
 //! what the object holds must fit its type (a list head that links back, a mount of tracefs, a
-//! per-CPU flag that is 0 or 1, ...). Documentation/design.md lists each check.
+//! per-CPU flag that is 0 or 1, ...). Where kallsyms cannot tell, independent sources do: the
+//! kernel's BTF for the per-CPU variables' types ([`logic::btf`]), lockdep's names for the
+//! mutexes, the jump table for the static keys, function starts for the list of dynamic event
+//! types. Documentation/design.md lists each check.
 
 use crate::{
     bindings, ksym,
@@ -509,8 +512,8 @@ impl Symbols {
     /// The per-CPU symbols are what the kernel's BTF says they are: of the expected type and
     /// size, and placed among each other as `.data..percpu`'s BTF places them. BTF comes from
     /// the kernel's debug information, not from kallsyms, through which they were resolved
-    /// (Documentation/design.md, "Resolved symbols"). Every disagreement is logged before the
-    /// load fails.
+    /// (Documentation/design.md, "The symbol layer, and why it is IBT-safe"). Every
+    /// disagreement is logged before the load fails.
     fn check_btf(&self) -> Result {
         let Some(blob) = vmlinux_btf()? else {
             return Ok(());
