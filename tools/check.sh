@@ -695,16 +695,32 @@ case " $kernels " in
 	cache=${RUE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/rust-user-events}
 	keys=$build/signing
 	start=$(date +%s)
+	# The module key with a passphrase, as a distributor's should be (KBUILD_SIGN_PIN, which
+	# packages.sh, upgrade-test.sh and the package test's second snapshot pass on in a file).
+	KBUILD_SIGN_PIN=rue-check-$(head -c 12 /dev/urandom | base64 | tr -dc 'A-Za-z0-9')
+	export KBUILD_SIGN_PIN
 	if polled env -u RUE_REPO_SUITE RUE_SIGNING_DIR="$keys" bash "$top/tools/debian/packages.sh" --prebuilt \
 		--out "$build/packages" >"$build/packages.log" 2>&1; then
 		echo "PASS debian: make packages: $(find "$build/packages/repo/pool" -name '*.deb' | wc -l) packages, lintian without errors, a signed repository"
 		passed=$((passed + 1))
+		if grep -q '^-----BEGIN ENCRYPTED PRIVATE KEY-----' "$keys/module.key" &&
+			! env -u KBUILD_SIGN_PIN RUE_SIGNING_DIR="$keys" bash "$top/tools/debian/packages.sh" --prebuilt \
+				--out "$build/packages-nopin" >"$build/packages-nopin.log" 2>&1 &&
+			grep -q 'module.key has a passphrase: run make packages with KBUILD_SIGN_PIN set' "$build/packages-nopin.log"; then
+			echo "PASS debian: the module key is encrypted with KBUILD_SIGN_PIN, and make packages without it refuses, saying so"
+			passed=$((passed + 1))
+		else
+			tail -n 5 "$build/packages-nopin.log" 2>/dev/null
+			echo "FAIL debian: the module key has no passphrase, or make packages signed without it"
+			failed=$((failed + 1))
+		fi
+		pin_dir=$(bash "$top/tools/debian/pin.sh")
 		mkdir -p "$cache/debian/apt-archives/partial"
 		for mode in modules dkms; do
 			rm -rf "$build/packages-$mode"
 			polled bash "$top/tools/debian/chroot.sh" --packaging --overlay --bind "$keys:/rue/keys" \
-				--bind "$cache/debian/apt-archives:/var/cache/apt/archives" -- \
-				bash /rue/src/tools/debian/packages-test.sh "$mode" "$DEBIAN_ABI" amd64 \
+				--bind "$pin_dir:/rue/pin" --bind "$cache/debian/apt-archives:/var/cache/apt/archives" -- \
+				env RUE_SIGN_PIN_FILE=/rue/pin/pin bash /rue/src/tools/debian/packages-test.sh "$mode" "$DEBIAN_ABI" amd64 \
 				/rue/src/build/check/packages/repo /rue/keys "/rue/src/build/check/packages-$mode" \
 				>"$build/packages-$mode.log"
 			status=$?
@@ -712,6 +728,7 @@ case " $kernels " in
 			tap_log "$build/packages-$mode.log" "$status"
 			summaries+=("Debian packages ($mode, $DEBIAN_ABI-amd64, apt): $p passed, $f failed, 0 skipped")
 		done
+		rm -rf "$pin_dir"
 		# The packaged module under Secure Boot, in a lane (two short boots).
 		lane secureboot secureboot_test
 	else

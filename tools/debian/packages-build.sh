@@ -41,6 +41,11 @@
 #     RUE_REPO_SUITE: the packages' Maintainer and the repository's suite.
 #     RUE_REPO_EXTRA: more .deb files for the repository's pool (the package
 #     test's stand-in for a newer kernel), not checked by lintian.
+#     RUE_SIGN_PIN_FILE: a file whose first line is the module key's
+#     passphrase (packages.sh writes it from KBUILD_SIGN_PIN, the variable
+#     the kernel's sign-file reads): the key is made encrypted with it, and
+#     an encrypted key is refused without it. The passphrase itself is never
+#     on a command line.
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -80,13 +85,28 @@ log() { printf 'packages: %s\n' "$*" >&2; }
 # years; Documentation/install.md says how to extend it.
 mkdir -p "$keys"
 chmod 0700 "$keys"
+pin_file=${RUE_SIGN_PIN_FILE:-}
+if [ -n "$pin_file" ]; then
+	[ -s "$pin_file" ] || { echo "packages: RUE_SIGN_PIN_FILE: no passphrase in $pin_file" >&2; exit 1; }
+	# sign-file reads the passphrase from the environment (scripts/sign-file.c), as the
+	# kernel's own build signs with it.
+	KBUILD_SIGN_PIN=$(head -n 1 "$pin_file")
+	export KBUILD_SIGN_PIN
+	encrypt=(-passout "file:$pin_file")
+else
+	encrypt=(-noenc)
+fi
 if [ ! -f "$keys/module.key" ]; then
-	log "making a module signing key in $keys (first run)"
-	openssl req -new -x509 -nodes -days 36500 -sha256 -newkey rsa:3072 -batch \
+	log "making a module signing key in $keys (first run${pin_file:+, encrypted with the passphrase})"
+	openssl req -new -x509 "${encrypt[@]}" -days 36500 -sha256 -newkey rsa:3072 -batch \
 		-subj "/CN=rust-user-events module signing key/" \
 		-addext basicConstraints=critical,CA:FALSE -addext keyUsage=digitalSignature \
 		-addext extendedKeyUsage=codeSigning,1.3.6.1.4.1.2312.16.1.2 \
 		-keyout "$keys/module.key" -outform DER -out "$keys/module.der" 2>/dev/null
+fi
+if grep -q '^-----BEGIN ENCRYPTED PRIVATE KEY-----' "$keys/module.key" && [ -z "$pin_file" ]; then
+	echo "packages: $keys/module.key has a passphrase: run make packages with KBUILD_SIGN_PIN set to it" >&2
+	exit 1
 fi
 export GNUPGHOME=$keys/gnupg
 if [ ! -d "$GNUPGHOME" ]; then

@@ -11,7 +11,10 @@
 # machine) holds the module signing key and the repository's GnuPG key; the
 # first run makes them, and a distributor puts its own there instead
 # (Documentation/install.md). RUE_MAINTAINER and RUE_REPO_SUITE are passed on
-# to packages-build.sh.
+# to packages-build.sh. KBUILD_SIGN_PIN, as for the kernel's own signing, is
+# the module key's passphrase: the first run encrypts the key with it, and a
+# key with a passphrase needs it (passed to the root in a file of its own,
+# pin.sh, never on a command line).
 #
 # The packages' version is dkms.conf's PACKAGE_VERSION and the date and time of
 # the commit built, after a tilde (0.1.0~git20261128.041500): a snapshot sorts
@@ -74,7 +77,13 @@ mkdir -p "$keys"
 settings=("RUE_PKG_VERSION=$version" "SOURCE_DATE_EPOCH=$commit_time")
 [ -z "${RUE_MAINTAINER:-}" ] || settings+=("RUE_MAINTAINER=$RUE_MAINTAINER")
 [ -z "${RUE_REPO_SUITE:-}" ] || settings+=("RUE_REPO_SUITE=$RUE_REPO_SUITE")
-bash "$here/chroot.sh" --packaging --bind "$keys:/rue/keys" -- \
+pin=()
+if pin_dir=$(bash "$here/pin.sh"); then
+	trap 'rm -rf "$pin_dir"' EXIT
+	pin=(--bind "$pin_dir:/rue/pin")
+	settings+=("RUE_SIGN_PIN_FILE=/rue/pin/pin")
+fi
+bash "$here/chroot.sh" --packaging --bind "$keys:/rue/keys" "${pin[@]}" -- \
 	env "${settings[@]}" bash /rue/src/tools/debian/packages-build.sh "/rue/src${out#"$top"}" /rue/keys \
 	"$DEBIAN_ABI" "$DEBIAN_VERSION" "${modules[@]}"
 echo "$out/repo"

@@ -83,11 +83,18 @@ for kind in image headers; do
 		"$kind" "$old_version" "$kind" "$old" >"$meta/DEBIAN/control"
 	dpkg-deb -b -Zxz "$meta" "$tmp/linux-$kind-amd64_${old_version}_amd64.deb" >/dev/null
 done
-bash "$here/chroot.sh" --packaging --bind "$keys:/rue/keys" -- \
-	env RUE_PKG_VERSION="$pkgver" \
+# The keys' passphrase, if they have one (KBUILD_SIGN_PIN, as for make packages).
+pin=() pin_env=()
+if pin_dir=$(bash "$here/pin.sh"); then
+	pin=(--bind "$pin_dir:/rue/pin")
+	pin_env=(RUE_SIGN_PIN_FILE=/rue/pin/pin)
+fi
+bash "$here/chroot.sh" --packaging --bind "$keys:/rue/keys" "${pin[@]}" -- \
+	env RUE_PKG_VERSION="$pkgver" "${pin_env[@]}" \
 	bash /rue/src/tools/debian/packages-build.sh "$(in_tree "$out/old-repo")" /rue/keys "$old_abi" \
 	"$old_version" "amd64=/rue/src/build/debian/$old/rust_user_events.ko" >"$tmp/old-repo.log" 2>&1
 rc=$?
+[ "${#pin[@]}" -eq 0 ] || rm -rf "$pin_dir"
 result $rc "the packages for $old, a snapshot of the project's repository before $new" \
 	"exit $rc: $(tail -n 3 "$tmp/old-repo.log" | tr '\n' ' ')"
 
