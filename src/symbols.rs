@@ -339,8 +339,10 @@ impl Symbols {
 
     /// `dyn_event_ops_list` links the tracing core's dynamic event types (kprobes, at least,
     /// which register at boot): each node is a `dyn_event_operations` whose five functions are
-    /// the starts of the kernel's own functions, by kallsyms. A list of anything else fails.
-    /// Nodes are read with `copy_from_kernel_nofault()`, so a wrong list cannot fault the load.
+    /// function starts, by kallsyms, all the kernel's own or all one module's (another
+    /// provider of user_events, loaded before this one, which its files then refuse with
+    /// `EBUSY`). A list of anything else fails. Nodes are read with
+    /// `copy_from_kernel_nofault()`, so a wrong list cannot fault the load.
     fn check_dyn_ops(&self) -> Result {
         const WORDS: usize = size_of::<bindings::dyn_event_operations>() / size_of::<usize>();
         let word = |field: usize| field / size_of::<usize>();
@@ -362,7 +364,7 @@ impl Symbols {
             ENOEXEC
         };
         let mut node = read_words::<1>(head).ok_or_else(unreadable)?[0];
-        let mut types = 0;
+        let (mut types, mut kernel_types) = (0, 0);
         while node != head {
             if types == MAX_DYN_OPS {
                 pr_err!("dyn_event_ops_list does not end\n");
@@ -370,16 +372,28 @@ impl Symbols {
             }
             // `list` is the first member: the node is the operations.
             let ops = read_words::<WORDS>(node).ok_or_else(unreadable)?;
-            for at in functions {
-                if !function_start(ops[at], &mut text) {
-                    pr_err!("dyn_event_ops_list links something other than dynamic event types\n");
-                    return Err(ENOEXEC);
+            let mut in_kernel = [false; 5];
+            for (at, kernel) in functions.into_iter().zip(&mut in_kernel) {
+                match function_start(ops[at], &mut text) {
+                    Some(own) => *kernel = own,
+                    None => {
+                        pr_err!(
+                            "dyn_event_ops_list links something other than dynamic event types\n"
+                        );
+                        return Err(ENOEXEC);
+                    }
                 }
+            }
+            if in_kernel.iter().all(|&own| own) {
+                kernel_types += 1;
+            } else if in_kernel.iter().any(|&own| own) {
+                pr_err!("dyn_event_ops_list links operations both of the kernel and of a module\n");
+                return Err(ENOEXEC);
             }
             node = ops[next];
             types += 1;
         }
-        if types == 0 && cfg!(CONFIG_KPROBE_EVENTS) {
+        if kernel_types == 0 && cfg!(CONFIG_KPROBE_EVENTS) {
             pr_err!("dyn_event_ops_list has no kprobe event type\n");
             return Err(ENOEXEC);
         }
@@ -456,15 +470,18 @@ fn read_words<const N: usize>(addr: usize) -> Option<[usize; N]> {
     (ret == 0).then_some(words)
 }
 
-/// Whether kallsyms places the start of a symbol of the kernel's own (not a module's) at `addr`.
-fn function_start(addr: usize, text: &mut [u8]) -> bool {
+/// Whether kallsyms places the start of a symbol at `addr`: `Some(true)` for the kernel's own,
+/// `Some(false)` for a module's, `None` for anything else.
+fn function_start(addr: usize, text: &mut [u8]) -> Option<bool> {
+    // CAST: A kernel address, as `sprint_symbol()` takes it.
+    let addr = addr as c_ulong;
     // SAFETY: `text` holds `SYMBOL_TEXT` bytes, more than `KSYM_SYMBOL_LEN`; `sprint_symbol()`
     // only looks the address up.
-    // CAST: A kernel address, as `sprint_symbol()` takes it.
-    let len = unsafe { bindings::sprint_symbol(text.as_mut_ptr().cast(), addr as c_ulong) };
+    let len = unsafe { bindings::sprint_symbol(text.as_mut_ptr().cast(), addr) };
     // CAST: The length of what was written, at most the buffer's.
     let said = &text[..(len.max(0) as usize).min(text.len())];
-    ksym_text::parse(said).is_some_and(|at| at.offset == 0 && at.module.is_none())
+    let at = ksym_text::parse(said)?;
+    (at.offset == 0).then_some(at.module.is_none())
 }
 
 /// What the kernel's BTF must say each per-CPU symbol is: its type, and its size in bytes.

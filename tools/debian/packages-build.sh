@@ -511,6 +511,31 @@ EOF
 	for script in postinst postrm; do
 		{
 			printf '#!/bin/sh\nset -e\n\nkrel=%s\n' "$krel"
+			# Both scripts: an initramfs of this kernel that holds the module (an
+			# administrator listed it, in /etc/initramfs-tools/modules or dracut's
+			# add_drivers) is made again, with this package's module or without it.
+			cat <<'EOF'
+
+# initramfs: updates this kernel's initramfs if the module is in it.
+initramfs() {
+	initrd=/boot/initrd.img-$krel
+	[ -e "$initrd" ] || return 0
+	if command -v lsinitramfs >/dev/null; then
+		lsinitramfs "$initrd" 2>/dev/null | grep -q '/rust_user_events\.ko' || return 0
+	elif command -v lsinitrd >/dev/null; then
+		lsinitrd "$initrd" 2>/dev/null | grep -q '/rust_user_events\.ko' || return 0
+	else
+		return 0
+	fi
+	if command -v update-initramfs >/dev/null; then
+		update-initramfs -u -k "$krel" ||
+			echo "rust-user-events: update-initramfs failed: $initrd holds another rust_user_events" >&2
+	elif command -v dracut >/dev/null; then
+		dracut --force --kver "$krel" "$initrd" ||
+			echo "rust-user-events: dracut failed: $initrd holds another rust_user_events" >&2
+	fi
+}
+EOF
 			if [ "$script" = postinst ]; then
 				cat <<'EOF'
 # rust-user-events-dkms is the fallback for kernels without a prebuilt module, and
@@ -526,6 +551,7 @@ if [ "$1" = configure ] && command -v dkms >/dev/null; then
 fi
 if [ "$1" = configure ] && [ -e "/usr/lib/modules/$krel/modules.order" ]; then
 	depmod -a "$krel"
+	initramfs
 	# Into the running kernel now as well; at boot, modules-load.d loads it. Not in a
 	# chroot (an image build, a system set up from outside: the running kernel is the
 	# host's), and not when blacklisted (modprobe -b, as systemd-modules-load honours it).
@@ -540,6 +566,7 @@ EOF
 if [ "$1" = remove ] || [ "$1" = purge ]; then
 	if [ -e "/usr/lib/modules/$krel/modules.order" ] && command -v depmod >/dev/null; then
 		depmod -a "$krel"
+		initramfs
 	fi
 fi
 EOF

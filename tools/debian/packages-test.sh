@@ -80,7 +80,7 @@ no_trace() {
 
 echo "TAP version 13"
 case "$mode" in
-modules) plan 26 ;;
+modules) plan 28 ;;
 *) plan 14 ;;
 esac
 echo "# $mode, $krel ($kversion)"
@@ -172,6 +172,40 @@ if [ "$mode" = modules ]; then
 	grep -qx rust_user_events /usr/lib/modules-load.d/rust-user-events.conf &&
 		! grep -v '^#' /etc/modprobe.d/rust-user-events-common.conf | grep -q .
 	result $? "modules-load.d loads rust_user_events at boot; the modprobe.d file is all comments"
+
+	# An initramfs that holds the module (an administrator listed it: dracut's add_drivers,
+	# or /etc/initramfs-tools/modules) is made again by the package's scripts: with the
+	# package's module at configure, without it at removal. The kernel's install made
+	# /boot/initrd.img-$krel, with dracut: Debian's image depends on "dracut |
+	# initramfs-tools", and apt takes the first.
+	initrd=/boot/initrd.img-$krel
+	if command -v dracut >/dev/null && [ -e "$initrd" ]; then
+		echo 'add_drivers+=" rust_user_events "' >/etc/dracut.conf.d/90-rue-test.conf
+		# The initramfs made now holds another module than the package's.
+		printf 'stale' >>"$ko"
+		dracut --force --kver "$krel" "$initrd" >"$tmp/initramfs.log" 2>&1
+		# in_initrd: the module's copy in the initramfs, on standard output.
+		in_initrd() {
+			local at
+			at=$(lsinitrd "$initrd" 2>/dev/null | awk '$NF ~ /\/rust_user_events\.ko$/ { print $NF; exit }')
+			[ -n "$at" ] && lsinitrd -f "$at" "$initrd" 2>/dev/null
+		}
+		# (dracut strips an unsigned module, as the stale one now is: another copy still.)
+		in_initrd | cmp -s - "$ko"
+		stale=$?
+		apt_get install --reinstall "$pkg" >"$tmp/reinstall.log" 2>&1
+		[ "$stale" -ne 0 ] && in_initrd | cmp -s - "$ko"
+		result $? "an initramfs that holds the module is made again at configure, with the package's module" \
+			"another copy in it first: $stale ($(lsinitrd "$initrd" 2>&1 | grep -m 1 rust_user_events)); $(grep -i 'dracut\|initrd' "$tmp/reinstall.log" | head -n 2 | tr '\n' ' ')"
+		dpkg -r --force-depends "$pkg" >"$tmp/remove.log" 2>&1
+		lsinitrd "$initrd" >"$tmp/lsinitrd.log" 2>&1 && ! grep -q 'rust_user_events\.ko' "$tmp/lsinitrd.log"
+		result $? "and at removal, without it" "$(grep -i 'dracut\|initrd' "$tmp/remove.log" | head -n 2 | tr '\n' ' ')"
+		rm /etc/dracut.conf.d/90-rue-test.conf
+		apt_get install "$pkg" >>"$tmp/reinstall.log" 2>&1
+	else
+		result 1 "an initramfs that holds the module is made again at configure" "no dracut or no $initrd"
+		result 1 "and at removal, without it" "no dracut or no $initrd"
+	fi
 
 	# What the VM boots with: the installed module tree (without the kernel's
 	# own modules, which the test VM does not need) and the boot files.
