@@ -225,10 +225,7 @@ impl Symbols {
             (c"trace_event_exports_enabled", sized(x.exports_key)),
             (c"trace_taskinfo_save", sized(x.taskinfo_save)),
         ] {
-            // SAFETY: `text` holds `SYMBOL_TEXT` bytes, more than `KSYM_SYMBOL_LEN`.
-            let len = unsafe { bindings::sprint_symbol(text.as_mut_ptr().cast(), addr) };
-            // CAST: The length of what was written, at most the buffer's.
-            let said = &text[..(len.max(0) as usize).min(SYMBOL_TEXT)];
+            let said = kallsyms_at(addr, &mut text);
             // CAST: An object size.
             let fits = ksym_text::parse(said)
                 .is_some_and(|at| ksym_text::fits(&at, name.to_bytes(), size as u64));
@@ -470,17 +467,24 @@ fn read_words<const N: usize>(addr: usize) -> Option<[usize; N]> {
     (ret == 0).then_some(words)
 }
 
+/// What kallsyms says of `addr` (`sprint_symbol()`'s text), written into `text`; nothing if
+/// `text` is shorter than `SYMBOL_TEXT`.
+fn kallsyms_at(addr: c_ulong, text: &mut [u8]) -> &[u8] {
+    if text.len() < SYMBOL_TEXT {
+        return &[];
+    }
+    // SAFETY: `text` holds at least `SYMBOL_TEXT` bytes, more than `KSYM_SYMBOL_LEN`;
+    // `sprint_symbol()` only looks the address up.
+    let len = unsafe { bindings::sprint_symbol(text.as_mut_ptr().cast(), addr) };
+    // CAST: The length of what was written, at most the buffer's.
+    &text[..(len.max(0) as usize).min(SYMBOL_TEXT)]
+}
+
 /// Whether kallsyms places the start of a symbol at `addr`: `Some(true)` for the kernel's own,
 /// `Some(false)` for a module's, `None` for anything else.
 fn function_start(addr: usize, text: &mut [u8]) -> Option<bool> {
     // CAST: A kernel address, as `sprint_symbol()` takes it.
-    let addr = addr as c_ulong;
-    // SAFETY: `text` holds `SYMBOL_TEXT` bytes, more than `KSYM_SYMBOL_LEN`; `sprint_symbol()`
-    // only looks the address up.
-    let len = unsafe { bindings::sprint_symbol(text.as_mut_ptr().cast(), addr) };
-    // CAST: The length of what was written, at most the buffer's.
-    let said = &text[..(len.max(0) as usize).min(text.len())];
-    let at = ksym_text::parse(said)?;
+    let at = ksym_text::parse(kallsyms_at(addr as c_ulong, text))?;
     (at.offset == 0).then_some(at.module.is_none())
 }
 

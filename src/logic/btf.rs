@@ -10,19 +10,26 @@
 /// `BTF_MAGIC`, as the kernel's byte order reads it.
 const MAGIC: u16 = 0xeb9f;
 
-/// The kinds this reader follows (`BTF_KIND_*`).
+/// The kinds of `include/uapi/linux/btf.h` (`BTF_KIND_*`), each stepped over by its size.
 const KIND_INT: u32 = 1;
 const KIND_PTR: u32 = 2;
+const KIND_ARRAY: u32 = 3;
 const KIND_STRUCT: u32 = 4;
 const KIND_UNION: u32 = 5;
+const KIND_ENUM: u32 = 6;
 const KIND_FWD: u32 = 7;
 const KIND_TYPEDEF: u32 = 8;
 const KIND_VOLATILE: u32 = 9;
 const KIND_CONST: u32 = 10;
 const KIND_RESTRICT: u32 = 11;
+const KIND_FUNC: u32 = 12;
+const KIND_FUNC_PROTO: u32 = 13;
 const KIND_VAR: u32 = 14;
 const KIND_DATASEC: u32 = 15;
+const KIND_FLOAT: u32 = 16;
+const KIND_DECL_TAG: u32 = 17;
 const KIND_TYPE_TAG: u32 = 18;
+const KIND_ENUM64: u32 = 19;
 
 /// The section of per-CPU variables, whose `DATASEC` gives each its offset and size.
 const PER_CPU_SECTION: &[u8] = b".data..percpu";
@@ -158,16 +165,16 @@ impl<'a> Btf<'a> {
             let vlen = (info & 0xffff) as usize;
             let tail_len = match kind {
                 // A `u32` of encoding, offset and bits; a `btf_var`; a `btf_decl_tag`.
-                KIND_INT | KIND_VAR | 17 => 4,
+                KIND_INT | KIND_VAR | KIND_DECL_TAG => 4,
                 // Nothing, or another type's id in the header.
                 KIND_PTR | KIND_FWD | KIND_TYPEDEF | KIND_VOLATILE | KIND_CONST | KIND_RESTRICT
-                | 12 | 16 | KIND_TYPE_TAG => 0,
+                | KIND_FUNC | KIND_FLOAT | KIND_TYPE_TAG => 0,
                 // One `btf_array`.
-                3 => 12,
+                KIND_ARRAY => 12,
                 // `btf_member`s, `btf_var_secinfo`s, `btf_enum64`s.
-                KIND_STRUCT | KIND_UNION | KIND_DATASEC | 19 => 12 * vlen,
+                KIND_STRUCT | KIND_UNION | KIND_DATASEC | KIND_ENUM64 => 12 * vlen,
                 // `btf_enum`s, `btf_param`s.
-                6 | 13 => 8 * vlen,
+                KIND_ENUM | KIND_FUNC_PROTO => 8 * vlen,
                 other => return Err(Error::Kind(other)),
             };
             let start = at + 12;
