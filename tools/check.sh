@@ -510,7 +510,8 @@ upgrade_test() {
 
 # secureboot_test: Debian's amd64 image booted through OVMF, shim and GRUB with Secure Boot on
 # (tools/debian/secureboot-test.sh): the packaged module with the project's certificate in the
-# MOK list, an unsigned build, and the packaged module without the certificate.
+# MOK list, an unsigned build, the packaged module without the certificate, and README.md's
+# enrolment (mokutil --import, MokManager answered at the serial console) and the boot after.
 secureboot_test() {
 	local start
 	echo "== debian: Secure Boot under OVMF with Debian's shim, GRUB and $DEBIAN_ABI-amd64"
@@ -731,7 +732,8 @@ case " $kernels " in
 			summaries+=("Debian packages ($mode, $DEBIAN_ABI-amd64, apt): $p passed, $f failed, 0 skipped")
 		done
 		rm -rf "$pin_dir"
-		# The packaged module under Secure Boot, in a lane (two short boots).
+		# The packaged module under Secure Boot, in a lane (five short boots: with and without
+		# the certificate, and the README's enrolment through MokManager).
 		lane secureboot secureboot_test
 	else
 		tail -n 30 "$build/packages.log"

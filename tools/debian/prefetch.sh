@@ -44,10 +44,13 @@ esac
 case "$kernels" in *" debian "*)
 	images trixie
 	bash "$here/fetch.sh" busybox-static arm64 >/dev/null
-	# The Secure Boot test's firmware and boot loaders (secureboot-test.sh).
-	bash "$here/fetch.sh" ovmf all >/dev/null
-	bash "$here/fetch.sh" shim-signed amd64 >/dev/null
-	bash "$here/fetch.sh" grub-efi-amd64-signed amd64 >/dev/null
+	# The Secure Boot test's firmware, boot loaders, MokManager, mokutil and the kernel's
+	# efivarfs module (secureboot-test.sh).
+	for pkg in ovmf:all shim-signed shim-helpers-amd64-signed grub-efi-amd64-signed mokutil libc6 \
+		libcrypt1 libefivar1t64 libkeyutils1 libssl3t64 zlib1g libzstd1; do
+		bash "$here/fetch.sh" "${pkg%%:*}" "$(echo "$pkg:amd64" | cut -d: -f2)" >/dev/null
+	done
+	(. "$here/kernels.conf" && bash "$here/fetch.sh" "linux-modules-$DEBIAN_ABI-amd64" amd64 "$DEBIAN_VERSION" >/dev/null)
 	;;
 esac
 for set in trixie-7.2 sid experimental; do

@@ -8,8 +8,13 @@
 # MOK list in the firmware's variables by a tool (virt-fw-vars, as an image build would), not at
 # MokManager's console. In that boot the packaged module (make packages', signed) loads and
 # works, and an unsigned build of it is refused; booted again without the certificate, the
-# packaged module is refused with the messages Documentation/install.md gives. Only the
-# initramfs is the test's (a busybox and the modules), as nothing verifies an initramfs.
+# packaged module is refused with the messages Documentation/install.md gives. Then the way
+# README.md enrolls the certificate, from a machine without it: its "Secure Boot" commands run
+# as written (mokutil --import, from Debian's package, asks for a one-time password; reboot),
+# MokManager is answered at the serial console as a person would (tools/debian/console.py:
+# "Enroll MOK", the key, "Yes", the password, "Reboot"), and the boot after loads the packaged
+# module. Only the initramfs is the test's (a busybox, mokutil and the modules), as nothing
+# verifies an initramfs.
 #
 # QEMU runs on the host; the disk image and the variables are made in chroot.sh's trixie root
 # (mtools, sfdisk, virt-fw-vars: its packaging tools). Prints TAP.
@@ -32,7 +37,7 @@ shim_guid=605dab50-e046-4300-abb6-3dd810dd8b23
 limit=${RUE_SB_BOOT_LIMIT:-300}
 
 echo "TAP version 13"
-plan 9
+plan 13
 echo "# $krel under OVMF with Secure Boot, shim and GRUB from trixie"
 
 case "$out/" in
@@ -49,16 +54,32 @@ fetched=1
 vmlinuz=$(bash "$here/vmlinuz.sh" amd64) &&
 	ovmf=$(bash "$here/fetch.sh" ovmf all)/usr/share/OVMF &&
 	shim=$(bash "$here/fetch.sh" shim-signed amd64)/usr/lib/shim/shimx64.efi.signed &&
+	mm=$(bash "$here/fetch.sh" shim-helpers-amd64-signed amd64)/usr/lib/shim/mmx64.efi.signed &&
 	grub=$(bash "$here/fetch.sh" grub-efi-amd64-signed amd64)/usr/lib/grub/x86_64-efi-signed/grubx64.efi.signed &&
 	[ -f "$ovmf/OVMF_CODE_4M.secboot.fd" ] && [ -f "$ovmf/OVMF_VARS_4M.ms.fd" ] && [ -f "$shim" ] &&
-	[ -f "$grub" ] && [ -f "$vmlinuz" ] || fetched=0
+	[ -f "$grub" ] && [ -f "$mm" ] && [ -f "$vmlinuz" ] || fetched=0
+# mokutil as trixie has it, with the libraries it links (its Depends, and libssl3t64's).
+for pkg in mokutil libc6 libcrypt1 libefivar1t64 libkeyutils1 libssl3t64 zlib1g libzstd1; do
+	dir=$(bash "$here/fetch.sh" "$pkg" amd64) && cp -a "$dir/usr" "$out/initrd/" || fetched=0
+done
+rm -rf "$out/initrd/usr/share" "$out/initrd/usr/lib/x86_64-linux-gnu/"{gconv,engines-3,ossl-modules}
+ln -s usr/lib64 "$out/initrd/lib64"
+# And efivarfs, where mokutil writes the request: a module in Debian's kernel (signed by it).
+efivarfs=$(bash "$here/fetch.sh" "linux-modules-$krel" amd64 "$DEBIAN_VERSION")/usr/lib/modules/$krel/kernel/fs/efivarfs/efivarfs.ko.xz &&
+	xz -dc "$efivarfs" >"$out/initrd/mods/efivarfs.ko" || fetched=0
 # The module users get: the one in the kernel's package.
 deb=$(find "$repo/pool" -name "rust-user-events-modules-${krel}_*.deb" | head -n 1)
 signed=$out/pkg/usr/lib/modules/$krel/updates/rust_user_events.ko
 [ -n "$deb" ] && dpkg-deb -x "$deb" "$out/pkg" && [ -f "$signed" ] && [ -f "$unsigned" ] &&
 	[ -f "$keys/module.der" ] || fetched=0
+# And the certificate where its package puts it, for the README's commands.
+cert=usr/share/rust-user-events/rust-user-events-signing.der
+deb=$(find "$repo/pool" -name "rust-user-events-ueficert_*.deb" | head -n 1)
+[ -n "$deb" ] && dpkg-deb -x "$deb" "$out/cert" && mkdir -p "$out/initrd/${cert%/*}" &&
+	cp "$out/cert/$cert" "$out/initrd/$cert" || fetched=0
+readme=$(bash "$top/tools/testing/readme.sh" "Secure Boot") || fetched=0
 if [ "$fetched" -eq 0 ]; then
-	echo "Bail out! missing an input: Debian's OVMF, shim, GRUB or kernel, the packaged module ($repo), $unsigned or $keys/module.der"
+	echo "Bail out! missing an input: Debian's OVMF, shim, MokManager, GRUB, kernel or mokutil, the packaged module or certificate ($repo), $unsigned, $keys/module.der or README.md's Secure Boot commands"
 	exit 1
 fi
 
@@ -70,7 +91,7 @@ cp "$unsigned" "$out/initrd/mods/unsigned.ko"
 cat >"$out/initrd/init" <<'INIT'
 #!/bin/busybox sh
 /bin/busybox --install -s /bin
-export PATH=/bin
+export PATH=/bin:/usr/bin
 mkdir -p /proc /sys /dev
 mount -t proc proc /proc
 mount -t sysfs sysfs /sys
@@ -94,22 +115,42 @@ for m in $(cat /mods/order); do
 	echo '-:rue_sb u32 n' >>/sys/kernel/tracing/dynamic_events
 	rmmod rust_user_events && say "rmmod $m"
 done
+# The README's enrolment, where the test asks for it and the certificate is not there: its
+# commands with the one-time password typed twice, as mokutil asks for it. Once only: with a
+# request pending (MokNew), MokManager was not answered, and the run ends here.
+if [ -f /readme/enroll.sh ] && [ "$(dmesg | grep -c "Loaded X.509 cert 'rust-user-events module signing key")" = 0 ]; then
+	insmod /mods/efivarfs.ko
+	mount -t efivarfs efivarfs /sys/firmware/efi/efivars
+	if ls /sys/firmware/efi/efivars | grep -q '^MokNew-'; then
+		say "moknew pending"
+	else
+		sh /readme/enroll.sh </readme/password
+		say "readme exit $?"
+	fi
+fi
 say end
 poweroff -f
 INIT
 chmod 0755 "$out/initrd/init"
 
-# boot NAME ORDER WITH_MOK: boots with the modules ORDER (their insmod order), the project's
-# certificate in the MOK list if WITH_MOK is 1; the serial console goes to OUT/NAME.log. Returns
-# QEMU's status (124: stopped after $limit s).
+# boot NAME ORDER VARS [STEP...]: boots with the modules ORDER (their insmod order) and the
+# firmware's variables VARS: "mok" (as Debian ships them, the project's certificate added to the
+# MOK list), "none" (as shipped) or "keep:NAME" (those boot NAME left). The serial console goes
+# to OUT/NAME.log, and each STEP answers a prompt there (console.py). Returns QEMU's status
+# (124: stopped after $limit s; 3: a prompt never came).
 boot() {
-	local name=$1 order=$2 mok=$3 vars=$out/$1.vars.fd
+	local name=$1 order=$2 how=$3 vars=$out/$1.vars.fd
+	shift 3
 	echo "$order" >"$out/initrd/mods/order"
 	(cd "$out/initrd" && find . | cpio -o -H newc --quiet) >"$out/esp/initrd.img" || return 1
-	cp "$ovmf/OVMF_VARS_4M.ms.fd" "$vars"
+	# Fresh variables each boot (shim writes its SBAT level there), but for the enrolment's.
+	case "$how" in
+	keep:*) cp "$out/${how#keep:}.vars.fd" "$vars" ;;
+	*) cp "$ovmf/OVMF_VARS_4M.ms.fd" "$vars" ;;
+	esac
 	cp "$keys/module.der" "$out/module.der"
 	{
-		[ "$mok" -eq 0 ] || echo "virt-fw-vars --inplace $(inside "$vars") --add-mok $shim_guid $(inside "$out/module.der")"
+		[ "$how" != mok ] || echo "virt-fw-vars --inplace $(inside "$vars") --add-mok $shim_guid $(inside "$out/module.der")"
 		# A GPT disk with one EFI system partition at 1 MiB, FAT, made with mtools (no loop
 		# device). shim boots from the removable-media path and loads grubx64.efi beside it;
 		# Debian's signed GRUB reads /EFI/debian/grub.cfg from the partition it came from.
@@ -121,21 +162,21 @@ mformat -i "\$p" -F -v ESP ::
 mmd -i "\$p" ::/EFI ::/EFI/BOOT ::/EFI/debian
 mcopy -i "\$p" $(inside "$out/esp/shim.efi") ::/EFI/BOOT/BOOTX64.EFI
 mcopy -i "\$p" $(inside "$out/esp/grub.efi") ::/EFI/BOOT/grubx64.efi
+mcopy -i "\$p" $(inside "$out/esp/mm.efi") ::/EFI/BOOT/mmx64.efi
 mcopy -i "\$p" $(inside "$out/esp/grub.cfg") ::/EFI/debian/grub.cfg
 mcopy -i "\$p" $(inside "$out/esp/vmlinuz") ::/vmlinuz
 mcopy -i "\$p" $(inside "$out/esp/initrd.img") ::/initrd.img
 EOF
 	} >"$out/$name.sh"
 	in_root sh -e "$(inside "$out/$name.sh")" >"$out/$name.make.log" 2>&1 || return 1
-	# Fresh variables each boot: shim writes its SBAT level there.
-	timeout "$limit" qemu-system-x86_64 \
+	python3 "$here/console.py" "$out/$name.log" "$limit" "$@" -- qemu-system-x86_64 \
 		-machine q35,smm=on -accel tcg -cpu max -m 1024 -smp 1 \
 		-nodefaults -vga none -display none -no-reboot -net none \
 		-global driver=cfi.pflash01,property=secure,value=on -global ICH9-LPC.disable_s3=1 \
 		-drive if=pflash,format=raw,unit=0,file="$ovmf/OVMF_CODE_4M.secboot.fd",readonly=on \
 		-drive if=pflash,format=raw,unit=1,file="$vars" \
 		-drive if=none,id=esp,format=raw,file="$out/$name.img" -device virtio-blk-pci,drive=esp,bootindex=1 \
-		-serial file:"$out/$name.log" -monitor none </dev/null
+		-chardev stdio,id=serial,signal=off -serial chardev:serial -monitor none 2>"$out/$name.stderr"
 	local rc=$?
 	tr -d '\r' <"$out/$name.log" >"$out/$name.console"
 	return "$rc"
@@ -143,6 +184,7 @@ EOF
 
 cp "$shim" "$out/esp/shim.efi"
 cp "$grub" "$out/esp/grub.efi"
+cp "$mm" "$out/esp/mm.efi"
 cp "$vmlinuz" "$out/esp/vmlinuz"
 cat >"$out/esp/grub.cfg" <<'EOF'
 serial --unit=0 --speed=115200
@@ -163,7 +205,7 @@ said() {
 }
 
 start=$(date +%s)
-boot mok "unsigned packaged" 1
+boot mok "unsigned packaged" mok
 rc=$?
 log=$out/mok.console
 echo "# booted in $(($(date +%s) - start)) s"
@@ -187,7 +229,7 @@ said "$log" "rmmod packaged"
 result $? "and it unloads"
 
 start=$(date +%s)
-boot nomok packaged 0
+boot nomok packaged none
 rc=$?
 log=$out/nomok.console
 echo "# booted in $(($(date +%s) - start)) s"
@@ -200,5 +242,56 @@ result $? "the packaged module is refused: Key was rejected by service, 'Loading
 	"$(grep '^RUE-SB [a-z-]* packaged' "$log" | tr '\n' ' ')"
 [ "$rc" -eq 0 ] && said "$log" end && ! grep -q '^RUE-SB data' "$log"
 result $? "and user_events is not there"
+
+# The README's way in, from the same machine as shipped: its commands, then MokManager.
+password=rue-$RANDOM$RANDOM
+mkdir -p "$out/initrd/readme"
+{
+	echo 'set -e'
+	# As root already; the reboot is the README's, once the request is in the variables.
+	echo 'sudo() {'
+	echo '	[ "$1" = reboot ] || { "$@"; return; }'
+	echo '	echo "RUE-SB readme moknew $(ls /sys/firmware/efi/efivars | grep -c "^MokNew-")"'
+	echo '	reboot -f'
+	echo '}'
+	echo "$readme"
+} >"$out/initrd/readme/enroll.sh"
+printf '%s\n%s\n' "$password" "$password" >"$out/initrd/readme/password"
+start=$(date +%s)
+boot enroll packaged none
+rc=$?
+log=$out/enroll.console
+echo "# booted in $(($(date +%s) - start)) s"
+[ "$rc" -eq 0 ] && said "$log" "insmod packaged [1-9][0-9]* .*Key was rejected by service" &&
+	said "$log" "readme moknew 1"
+result $? "without the certificate, the module is refused, and README.md's Secure Boot commands ask mokutil for the enrolment (one MokNew request) and reboot" \
+	"exit $rc: $(grep '^RUE-SB \(insmod\|readme\)' "$log" | tr '\n' ' ') $(grep -v '^$' "$log" | tail -n 3 | tr '\n' ' ')"
+# MokManager, as shim starts it for the request: the answers a person gives at the console.
+start=$(date +%s)
+boot mokmanager packaged keep:enroll \
+	'Press any key to perform MOK management=> ' \
+	'Enroll hash from disk=>{down}{pause}{enter}' \
+	'Continue=>{down}{pause}{enter}' \
+	'Enroll the key(s)?=>' \
+	'Yes=>{down}{pause}{enter}' \
+	'Password:=>'"$password"'{enter}' \
+	'Reboot=>{enter}'
+rc=$?
+log=$out/mokmanager.console
+echo "# booted in $(($(date +%s) - start)) s"
+[ "$rc" -eq 0 ] && ! grep -q '^RUE-SB' "$log"
+result $? "at the next boot MokManager asks, and answered at the serial console (Enroll MOK, the key, Yes, the password, Reboot) enrolls the certificate and resets the machine" \
+	"exit $rc: $(tr '\n' ' ' <"$out/mokmanager.stderr") ... $(tail -c 300 "$out/mokmanager.log.text" | tr -s '\r\n' ' ')"
+start=$(date +%s)
+boot enrolled packaged keep:mokmanager
+rc=$?
+log=$out/enrolled.console
+echo "# booted in $(($(date +%s) - start)) s"
+[ "$rc" -eq 0 ] && said "$log" end && said "$log" "mok-cert 1" && ! said "$log" "readme"
+result $? "the boot after: the kernel loads the certificate from the MOK list MokManager wrote" \
+	"exit $rc: $(grep '^RUE-SB \(mok-cert\|readme\|moknew\)' "$log" | tr '\n' ' ') $(grep -v '^$' "$log" | tail -n 3 | tr '\n' ' ')"
+said "$log" "insmod packaged 0" && said "$log" "data packaged" && said "$log" "event packaged"
+result $? "and the packaged module loads, and user_events works" \
+	"$(grep '^RUE-SB [a-z-]* packaged' "$log" | tr '\n' ' ')"
 
 exit "$failed"
