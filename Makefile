@@ -41,13 +41,15 @@ clippy: kernel
 
 # rust_user_events.ko for Debian's Rust-enabled kernels, built by their own
 # toolchain in a trixie root: build/debian/<release>/ (Documentation/install.md).
-debian: setup
+debian:
+	@bash $(TOOLS)/setup.sh --packages
 	@bash $(TOOLS)/debian/build.sh
 
 # Debian packages of that module, signed, for every flavour, with a DKMS
 # package and a signed apt repository: build/packages/repo/
 # (Documentation/install.md, "Publishing: keys, maintainer, suite").
-packages: setup
+packages:
+	@bash $(TOOLS)/setup.sh --packages
 	@bash $(TOOLS)/debian/packages.sh
 
 # On a Debian machine: build and install for the running kernel with DKMS,

@@ -508,6 +508,48 @@ upgrade_test() {
 	echo "debian upgrade test: $(($(date +%s) - start)) s"
 }
 
+# pass_fail STATUS TEXT DIAGNOSIS: PASS TEXT if STATUS is 0, else FAIL TEXT (DIAGNOSIS); counted.
+pass_fail() {
+	if [ "$1" -eq 0 ]; then
+		echo "PASS $2"
+		passed=$((passed + 1))
+	else
+		echo "FAIL $2 ($3)"
+		failed=$((failed + 1))
+	fi
+}
+
+# setup_trixie: tools/setup.sh on a trixie host, in a throwaway copy of the trixie root (apt's
+# Valid-Until check as the host's apt has it, for its archive snapshot): a dry run of the
+# developer's setup has apt resolve every package it names from trixie's archive (and says how
+# to get rustup, which the root lacks); --packages, make packages' own, installs debootstrap and
+# cpio, and a second run installs nothing.
+setup_trixie() {
+	local valid= out=$build/setup-trixie.log
+	echo "== setup: tools/setup.sh on trixie (a copy of the trixie root)"
+	if apt-config dump | grep -qi '^Acquire::Check-Valid-Until "false";'; then
+		valid='Acquire::Check-Valid-Until "false";'
+	fi
+	polled bash "$top/tools/debian/chroot.sh" --overlay -- sh -c '
+		[ -z "$1" ] || echo "$1" >/etc/apt/apt.conf.d/99rue-check-valid-until
+		! command -v debootstrap >/dev/null || { echo "debootstrap is in the root already"; exit 1; }
+		echo "== dry run"; bash /rue/src/tools/setup.sh --dry-run || echo "dry-run status $?"
+		echo "== packages"; bash /rue/src/tools/setup.sh --packages || echo "packages status $?"
+		command -v debootstrap >/dev/null && command -v cpio >/dev/null && echo "debootstrap and cpio installed"
+		echo "== again"; bash /rue/src/tools/setup.sh --packages || echo "again status $?"' sh "$valid" >"$out" 2>&1
+	sed -n '/^== dry run/,/^== packages/p' "$out" | grep -q '^setup: apt would install [0-9]* packages for: linux-source-7.3/trixie-backports clang-19 .* libgcc-14-dev-arm64-cross ' &&
+		grep -q '^setup: apt would install [0-9]* packages for: qemu-system-x86 qemu-system-arm$' "$out" &&
+		grep -q '^setup: Rust comes from rustup, which this host does not have' "$out" &&
+		sed -n '/^== dry run/,/^== packages/p' "$out" | grep -qx 'setup: ok' && ! grep -q 'status [0-9]' "$out"
+	pass_fail $? "setup: on trixie, a dry run resolves every package of the developer's setup from trixie's archive" \
+		"$(sed -n '/^== dry run/,/^== packages/p' "$out" | grep -v '^W:' | tail -n 6 | tr '\n' ' ')"
+	sed -n '/^== packages/,/^== again/p' "$out" | grep -q '^setup: installing: debootstrap' &&
+		grep -qx 'debootstrap and cpio installed' "$out" &&
+		! sed -n '/^== again/,$p' "$out" | grep -q 'installing' && ! grep -q 'status [0-9]' "$out"
+	pass_fail $? "setup: on trixie, --packages (make packages' setup) installs debootstrap and cpio, and a second run nothing" \
+		"$(sed -n '/^== packages/,$p' "$out" | grep -v '^W:' | grep -v '^\(Selecting\|Preparing\|Unpacking\|Setting up\|(Reading\)' | tail -n 6 | tr '\n' ' ')"
+}
+
 # secureboot_test: Debian's amd64 image booted through OVMF, shim and GRUB with Secure Boot on
 # (tools/debian/secureboot-test.sh): the packaged module with the project's certificate in the
 # MOK list, an unsigned build, the packaged module without the certificate, and README.md's
@@ -732,6 +774,7 @@ case " $kernels " in
 			summaries+=("Debian packages ($mode, $DEBIAN_ABI-amd64, apt): $p passed, $f failed, 0 skipped")
 		done
 		rm -rf "$pin_dir"
+		setup_trixie
 		# The packaged module under Secure Boot, in a lane (five short boots: with and without
 		# the certificate, and the README's enrolment through MokManager).
 		lane secureboot secureboot_test
