@@ -774,6 +774,15 @@ case " $kernels " in
 			summaries+=("Debian packages ($mode, $DEBIAN_ABI-amd64, apt): $p passed, $f failed, 0 skipped")
 		done
 		rm -rf "$pin_dir"
+		# The source packages: fetched with apt-get source, signed, rebuilt byte for byte.
+		polled bash "$top/tools/debian/chroot.sh" --packaging --overlay \
+			--bind "$cache/debian/apt-archives:/var/cache/apt/archives" -- \
+			bash /rue/src/tools/debian/packages-source-test.sh /rue/src/build/check/packages/repo \
+			/rue/src/build/check/packages-source >"$build/packages-source.log"
+		status=$?
+		cat "$build/packages-source.log"
+		tap_log "$build/packages-source.log" "$status"
+		summaries+=("Debian source packages (apt-get source, rebuilt): $p passed, $f failed, 0 skipped")
 		setup_trixie
 		# The packaged module under Secure Boot, in a lane (five short boots: with and without
 		# the certificate, and the README's enrolment through MokManager).

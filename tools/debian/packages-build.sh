@@ -24,9 +24,12 @@
 #                                 on that linux-image-FLAVOUR: it follows the
 #                                 kernel the machine tracks, and never brings a
 #                                 kernel the machine does not track
+# Both source packages are made too (.dsc, signed with the repository's key,
+# and their tarballs), so that what was shipped can be rebuilt from them.
 # Every package must pass lintian without an error. Then the repository:
-# OUT/repo/pool/*.deb, OUT/repo/dists/SUITE/{Release,InRelease,Release.gpg},
-# main/binary-{amd64,arm64}/Packages, and the key apt checks it with,
+# OUT/repo/pool/main/ (the .deb and source files), OUT/repo/dists/SUITE/
+# {Release,InRelease,Release.gpg}, main/binary-{amd64,arm64}/Packages,
+# main/source/Sources, and the key apt checks it with,
 # OUT/repo/rust-user-events-archive-keyring.gpg.
 #
 # KEYS holds the signing keys (made on first use; a distributor puts its own
@@ -182,6 +185,24 @@ source_dir() {
 	chmod 0755 "$d/debian/rules"
 	echo '3.0 (quilt)' >"$d/debian/source/format"
 	echo "$d"
+}
+
+# source_package DIR: DIR's source package, 3.0 (quilt), into $work/srcs: the upstream tarball
+# holds all of DIR but debian/ (names sorted, times and owners fixed, so that the same inputs
+# give the same tarball), then dpkg-source. Called before any build, which leaves its own files
+# in debian/.
+source_package() {
+	local d=$1 name version upstream
+	name=$(basename "$d")
+	version=$(dpkg-parsechangelog -l "$d/debian/changelog" -S Version)
+	upstream=${version%-*}
+	mkdir -p "$work/srcs"
+	tar -C "$work" --sort=name --mtime="@${SOURCE_DATE_EPOCH:-0}" --owner=0 --group=0 --numeric-owner \
+		--exclude="$name/debian" -cf - "$name" | xz -9 >"$work/${name}_$upstream.orig.tar.xz"
+	(cd "$work" && dpkg-source -b "$name" >"$work/source.log" 2>&1) ||
+		{ tail -20 "$work/source.log" >&2; exit 1; }
+	mv "$work/${name}_$upstream.orig.tar.xz" "$work/${name}_$version.dsc" "$work/${name}_$version.debian.tar.xz" \
+		"$work/srcs/"
 }
 
 # build DIR DPKG-BUILDPACKAGE-ARGS...: binary packages into $work/debs.
@@ -446,6 +467,7 @@ signature database where the provider lets an image carry its own keys
 list with a firmware variable tool (virt-fw-vars --add-mok) for VMs you run
 yourself. Documentation/install.md in the project's sources has the details.
 EOF
+source_package "$d"
 build "$d" -A
 
 # rust-user-events-modules: one package per kernel, and a metapackage per flavour.
@@ -575,6 +597,7 @@ EOF
 		} >"$d/debian/$pkg.$script"
 	done
 done
+source_package "$d"
 for arch in "${arches[@]}"; do
 	if [ "$arch" = "$(dpkg --print-architecture)" ]; then
 		build "$d" -B
@@ -583,8 +606,16 @@ for arch in "${arches[@]}"; do
 	fi
 done
 
+# The source packages signed as an upload's are (debsign), with the repository's key: apt checks
+# them through the signed Release, dpkg-source -x by this signature.
+for dsc in "$work"/srcs/*.dsc; do
+	gpg --batch --yes --quiet --local-user "$fpr" --clearsign -o "$dsc.asc" "$dsc"
+	mv "$dsc.asc" "$dsc"
+done
+
 log "lintian"
-if ! lintian --fail-on error --suppress-tags-from-file /dev/null "$work"/debs/*.deb >"$work/lintian.log" 2>&1; then
+if ! lintian --fail-on error --suppress-tags-from-file /dev/null "$work"/debs/*.deb "$work"/srcs/*.dsc \
+	>"$work/lintian.log" 2>&1; then
 	cat "$work/lintian.log" >&2
 	echo "packages: lintian found errors (above)" >&2
 	exit 1
@@ -595,7 +626,7 @@ cp "$work/lintian.log" "$out/lintian.log"
 log "apt repository $out/repo, suite $suite"
 repo=$out/repo
 mkdir -p "$repo/pool/main"
-mv "$work"/debs/*.deb "$repo/pool/main/"
+mv "$work"/debs/*.deb "$work"/srcs/* "$repo/pool/main/"
 for extra in ${RUE_REPO_EXTRA:-}; do
 	cp "$extra" "$repo/pool/main/"
 done
@@ -605,6 +636,9 @@ for arch in amd64 arm64; do
 	apt-ftparchive --arch "$arch" packages pool >"dists/$suite/main/binary-$arch/Packages"
 	gzip -9nk "dists/$suite/main/binary-$arch/Packages"
 done
+mkdir -p "dists/$suite/main/source"
+apt-ftparchive sources pool >"dists/$suite/main/source/Sources"
+gzip -9nk "dists/$suite/main/source/Sources"
 apt-ftparchive -o "APT::FTPArchive::Release::Origin=rust-user-events" \
 	-o "APT::FTPArchive::Release::Label=rust-user-events" \
 	-o "APT::FTPArchive::Release::Suite=$suite" -o "APT::FTPArchive::Release::Codename=$suite" \
