@@ -199,6 +199,12 @@ void rue_page_change_bit(struct page *page, unsigned long offset, unsigned int b
  */
 int rue_user_test_bit_remote(struct mm_struct *mm, unsigned long addr, unsigned int bit);
 /*
+ * True if user address @addr of @mm is in a VMA registered with a userfaultfd
+ * (userfaultfd_armed), whose faults may wait for its handler; the caller holds @mm's mmap lock
+ * for reading. False where there is no VMA.
+ */
+bool rue_userfaultfd_armed(struct mm_struct *mm, unsigned long addr);
+/*
  * Sets (futex FUTEX_OP_OR) or clears (FUTEX_OP_ANDN) @mask in the user u32 at
  * @uaddr with the futex code's atomic user access (arch_futex_atomic_op_inuser),
  * page faults disabled: -EFAULT where the page is not present and writable.

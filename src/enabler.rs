@@ -71,8 +71,9 @@
 //! file, say) holds one worker, or the process's own task, and that process's own bits only.
 //! REG and UNREG fault in as upstream does, killably (first `fixup_user_fault` with `unlocked`,
 //! [`prefault`]; between attempts `pin_user_pages_fast`, [`pin_word`]), but never with
-//! `reg_mutex` held, so a fault that blocks holds no lock other programs need; the drains pass
-//! no `unlocked` and never wait for a userfaultfd handler.
+//! `reg_mutex` held, so a fault that blocks holds no lock other programs need; the drains give up
+//! a page under a userfaultfd without faulting, and never wait for its handler. Every fault-in
+//! drops the target's mmap lock while it waits for file I/O ([`Wait`]).
 //!
 //! # Locking
 //!
@@ -692,7 +693,7 @@ unsafe extern "C" fn faults_on_return(head: *mut CallbackHead) {
 }
 
 /// Runs the scope's pending fault-ins: faults each word in (never waiting for a userfaultfd
-/// handler) and writes its event's current state into it.
+/// handler; the mmap lock dropped for file I/O) and writes its event's current state into it.
 fn drain_faults(scope: &Scope) {
     loop {
         let Some(e) = scope.fork.lock().faults.pop_front() else {
@@ -1020,15 +1021,17 @@ fn write_own_bit(mm: &Mm, addr: u64, bit: u8, set: bool) -> Result {
     user_word::change_own_bit(word as usize, mask, set)
 }
 
-/// How a fault-in may wait.
+/// How a fault-in may wait. Either way the fault drops the address space's mmap lock while it
+/// waits for file I/O (`fixup_user_fault` with `unlocked`: `FAULT_FLAG_ALLOW_RETRY |
+/// FAULT_FLAG_KILLABLE`), so that the process's own `mmap` and `munmap` go on meanwhile.
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Wait {
     /// In the task that registers or unregisters, in its own address space: as upstream's, the
-    /// fault may wait (for a userfaultfd handler, a slow file), and a fatal signal ends it
-    /// (`fixup_user_fault` with `unlocked`: `FAULT_FLAG_ALLOW_RETRY | FAULT_FLAG_KILLABLE`).
+    /// fault may also wait for a userfaultfd handler, and a fatal signal ends it.
     Killable,
-    /// In a worker, which no signal reaches: never waits for a userfaultfd handler (no
-    /// `unlocked`), so a page nobody serves is given up.
+    /// In a fault drain (a worker, which no signal reaches, or the toggling task on its way
+    /// out): a page under a userfaultfd is given up without faulting, so nothing waits for a
+    /// handler that may never answer.
     Never,
 }
 
@@ -1037,16 +1040,15 @@ enum Wait {
 /// Must not be called with `event_mutex` held.
 fn fault_in(mm: &Mm, addr: u64, wait: Wait) -> Result {
     let (word, _) = enable::word_and_bit(addr, 0);
-    let mut unlocked = false;
-    let unlocked = match wait {
-        Wait::Killable => Some(&mut unlocked),
-        Wait::Never => None,
-    };
     with_mmap_read(mm, |user| {
-        // SAFETY: `with_mmap_read` holds the address space's mmap lock for reading. With
-        // `unlocked`, the fault may drop and retake that lock, and returns with it held, as the
-        // guard expects; nothing here holds a VMA across it.
-        unsafe { user_word::fault_in_writable(user, word, unlocked) }
+        // SAFETY: `with_mmap_read` holds the address space's mmap lock for reading.
+        if wait == Wait::Never && unsafe { user_word::userfaultfd_armed(user, word) } {
+            return Err(EFAULT);
+        }
+        // SAFETY: `with_mmap_read` holds the address space's mmap lock for reading. The fault
+        // may drop and retake that lock, and returns with it held, as the guard expects; nothing
+        // here holds a VMA across it.
+        unsafe { user_word::fault_in_writable(user, word) }
     })?
 }
 

@@ -24,6 +24,7 @@
 #include <linux/uio.h>
 #include <linux/unaligned.h>
 #include <linux/user_namespace.h>
+#include <linux/userfaultfd_k.h>
 #include <linux/utsname.h>
 #include <linux/workqueue.h>
 #include <asm/futex.h>
@@ -248,6 +249,13 @@ int rue_user_test_bit_remote(struct mm_struct *mm, unsigned long addr, unsigned 
 	kunmap_local(word);
 	put_page(page);
 	return ret;
+}
+
+bool rue_userfaultfd_armed(struct mm_struct *mm, unsigned long addr)
+{
+	struct vm_area_struct *vma = vma_lookup(mm, addr);
+
+	return vma && userfaultfd_armed(vma);
 }
 
 int rue_user_change_bit(u32 __user *uaddr, u32 mask, bool set)

@@ -137,21 +137,29 @@ pub(crate) unsafe fn test_bit(user: &MmWithUser, word: u64, bit: u32) -> Result<
     Ok(ret != 0)
 }
 
-/// Faults the page of user address `addr` of `user` in for writing (`fixup_user_fault`); with
-/// `unlocked`, the fault may wait (a userfaultfd handler, a slow file) and a fatal signal ends
-/// it, dropping and retaking the mmap lock meanwhile; without, it never waits for a userfaultfd
-/// handler. `EFAULT` if it cannot.
+/// Whether user address `addr` of `user` is in a VMA registered with a userfaultfd, whose
+/// faults may wait for its handler.
+///
+/// # Safety
+///
+/// `user`'s mmap lock is held for reading.
+pub(crate) unsafe fn userfaultfd_armed(user: &MmWithUser, addr: u64) -> bool {
+    // SAFETY: The address space is held by `user` and its mmap lock for reading (the caller's
+    // guarantee), as the VMA lookup requires.
+    unsafe { bindings::rue_userfaultfd_armed(user.as_raw(), addr as c_ulong) }
+}
+
+/// Faults the page of user address `addr` of `user` in for writing (`fixup_user_fault` with
+/// `unlocked`: `FAULT_FLAG_ALLOW_RETRY | FAULT_FLAG_KILLABLE`). The fault may wait (for file
+/// I/O, or a userfaultfd's handler) and a fatal signal ends it; it drops the mmap lock while it
+/// waits and takes it again before it returns. `EFAULT` if it cannot.
 ///
 /// # Safety
 ///
 /// `user`'s mmap lock is held for reading, and nothing the caller holds depends on it staying
-/// held across the call when `unlocked` is given.
-pub(crate) unsafe fn fault_in_writable(
-    user: &MmWithUser,
-    addr: u64,
-    unlocked: Option<&mut bool>,
-) -> Result {
-    let unlocked = unlocked.map_or(null_mut(), core::ptr::from_mut);
+/// held across the call.
+pub(crate) unsafe fn fault_in_writable(user: &MmWithUser, addr: u64) -> Result {
+    let mut unlocked = false;
     // SAFETY: The address space is held by `user` and its mmap lock for reading (the caller's
     // guarantee). With `unlocked`, the fault may drop and retake that lock, and returns with it
     // held.
@@ -160,7 +168,7 @@ pub(crate) unsafe fn fault_in_writable(
             user.as_raw(),
             addr as c_ulong,
             bindings::fault_flag_FAULT_FLAG_WRITE | bindings::fault_flag_FAULT_FLAG_REMOTE,
-            unlocked,
+            &mut unlocked,
         )
     };
     kernel::error::to_result(ret).map_err(|_| EFAULT)

@@ -86,8 +86,11 @@ def main():
                     if key is None:
                         time.sleep(0.5)
                         continue
-                    proc.stdin.write(key.encode())
-                    proc.stdin.flush()
+                    try:
+                        proc.stdin.write(key.encode())
+                        proc.stdin.flush()
+                    except BrokenPipeError:
+                        break  # CMD ended: its status and log tell why
                     time.sleep(0.1)
             if time.monotonic() > deadline:
                 proc.kill()

@@ -9,6 +9,8 @@
  *   - fault_in_dontneed / fault_in_userfaultfd: an enable word whose page is absent (or
  *     guarded by a userfaultfd nobody serves) must not stall anyone else's fork, REG, UNREG,
  *     tracing or exit;
+ *   - fault_drain_drops_the_mmap_lock_for_file_io: while a drain's fault-in waits for a file's
+ *     READ (a FUSE file system the test serves), the process still maps and unmaps memory;
  *   - many_threads_with_scopes: 2000 threads in 8 processes, each thread its own scope,
  *     register, some fork, all exit at once; nothing is lost, the event goes;
  *   - others_fork_copies_do_not_delay_a_first_reg: while a process with 20,000 enablers forks
@@ -55,12 +57,14 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+#include <linux/fuse.h>
 #include <linux/user_events.h>
 #include <linux/userfaultfd.h>
 
@@ -994,6 +998,269 @@ TEST_F_TIMEOUT(enabler, fault_in_dontneed, 240)
 TEST_F_TIMEOUT(enabler, fault_in_userfaultfd, 240)
 {
 	fault_isolation(_metadata, 1);
+}
+
+/*
+ * A drain's fault-in waiting for file I/O does not hold the process's mmap lock. The enable word
+ * is in a private mapping of a file of a FUSE file system this test serves (its daemon holds
+ * every READ until told), its page and the file's page cache dropped: enabling the event from
+ * another process makes the fault drain read the file, which waits on the daemon. Meanwhile the
+ * registering process maps and unmaps memory (the mmap lock for writing), which must not wait
+ * for the read; the read is checked to be pending before and after. Then the daemon answers and
+ * the bit is set.
+ */
+#define FU_EVENT "__rue_en_fuse"
+#define FU_FILE_SIZE (4 * 4096)
+#define FU_READ_LIMIT_MS 10000		/* the drain's READ reaches the daemon within this */
+#define FU_MMAP_LIMIT_MS 2000		/* the holder's mmap and munmap meanwhile */
+
+struct fu_shared {
+	volatile int hold_reads;	/* the daemon holds each READ while set */
+	volatile int read_waiting;	/* a READ is held now */
+	volatile int reads;		/* READs answered */
+	volatile int daemon_err;	/* the daemon's last unexpected error (errno) */
+	char holder_step[32];
+	int holder_err;
+	long long mmap_ms;
+};
+
+/* One reply: @len bytes of @payload after the header, or the error -@err alone. */
+static int fu_reply(int fd, __u64 unique, int err, const void *payload, size_t len)
+{
+	char buf[sizeof(struct fuse_out_header) + 65536];
+	struct fuse_out_header *h = (void *)buf;
+
+	if (len > sizeof(buf) - sizeof(*h))
+		return -1;
+	h->len = sizeof(*h) + (err ? 0 : len);
+	h->error = -err;
+	h->unique = unique;
+	if (!err && len)
+		memcpy(buf + sizeof(*h), payload, len);
+	return write(fd, buf, h->len) == (ssize_t)h->len ? 0 : -1;
+}
+
+static void fu_attr(struct fuse_attr *a, __u64 nodeid)
+{
+	memset(a, 0, sizeof(*a));
+	a->ino = nodeid;
+	a->mode = nodeid == FUSE_ROOT_ID ? S_IFDIR | 0755 : S_IFREG | 0644;
+	a->nlink = nodeid == FUSE_ROOT_ID ? 2 : 1;
+	a->size = nodeid == FUSE_ROOT_ID ? 0 : FU_FILE_SIZE;
+	a->blocks = a->size / 512;
+	a->blksize = 4096;
+}
+
+/* The daemon: one file "f" of FU_FILE_SIZE zero bytes, read-only; serves until the fd ends. */
+static int fu_daemon(int fd, struct fu_shared *sh)
+{
+	static char req[1 << 20];
+	static char zeros[65536];
+
+	for (;;) {
+		ssize_t n = read(fd, req, sizeof(req));
+		struct fuse_in_header *in = (void *)req;
+		void *arg = req + sizeof(*in);
+		int r = 0;
+
+		if (n < 0 && (errno == EINTR || errno == EAGAIN))
+			continue;
+		if (n < 0)
+			return errno == ENODEV ? 0 : errno;	/* unmounted */
+		if (n < (ssize_t)sizeof(*in))
+			continue;
+		switch (in->opcode) {
+		case FUSE_INIT: {
+			struct fuse_init_in *ii = arg;
+			struct fuse_init_out o = {
+				.major = FUSE_KERNEL_VERSION,
+				.minor = ii->minor < FUSE_KERNEL_MINOR_VERSION ? ii->minor : FUSE_KERNEL_MINOR_VERSION,
+				.max_readahead = ii->max_readahead,
+				.max_background = 16,
+				.congestion_threshold = 12,
+				.max_write = 4096,
+				.time_gran = 1,
+			};
+			r = fu_reply(fd, in->unique, 0, &o, sizeof(o));
+			break;
+		}
+		case FUSE_LOOKUP: {
+			struct fuse_entry_out o = { .nodeid = 2, .generation = 1, .entry_valid = 3600, .attr_valid = 3600 };
+
+			if (in->nodeid != FUSE_ROOT_ID || strcmp(arg, "f")) {
+				r = fu_reply(fd, in->unique, ENOENT, NULL, 0);
+				break;
+			}
+			fu_attr(&o.attr, 2);
+			r = fu_reply(fd, in->unique, 0, &o, sizeof(o));
+			break;
+		}
+		case FUSE_GETATTR: {
+			struct fuse_attr_out o = { .attr_valid = 3600 };
+
+			fu_attr(&o.attr, in->nodeid);
+			r = fu_reply(fd, in->unique, 0, &o, sizeof(o));
+			break;
+		}
+		case FUSE_OPEN: {
+			struct fuse_open_out o = { .fh = 1 };
+
+			r = fu_reply(fd, in->unique, 0, &o, sizeof(o));
+			break;
+		}
+		case FUSE_READ: {
+			struct fuse_read_in *ri = arg;
+			size_t len = ri->size;
+			long long start = rue_now_ms();
+
+			if (sh->hold_reads) {
+				sh->read_waiting = 1;
+				/* Held until told, or for two minutes at most. */
+				while (sh->hold_reads && rue_now_ms() - start < 120000)
+					usleep(1000);
+				sh->read_waiting = 0;
+			}
+			if (ri->offset >= FU_FILE_SIZE)
+				len = 0;
+			else if (len > FU_FILE_SIZE - ri->offset)
+				len = FU_FILE_SIZE - ri->offset;
+			if (len > sizeof(zeros))
+				len = sizeof(zeros);
+			r = fu_reply(fd, in->unique, 0, zeros, len);
+			sh->reads++;
+			break;
+		}
+		case FUSE_FLUSH:
+		case FUSE_RELEASE:
+			r = fu_reply(fd, in->unique, 0, NULL, 0);
+			break;
+		case FUSE_FORGET:
+		case FUSE_BATCH_FORGET:
+		case FUSE_INTERRUPT:
+			break;
+		default:
+			r = fu_reply(fd, in->unique, ENOSYS, NULL, 0);
+			break;
+		}
+		if (r && errno != ENOENT)
+			sh->daemon_err = errno;
+	}
+}
+
+/*
+ * The holder: maps the file privately, registers FU_EVENT with its enable word there and sends
+ * 'R'. Commands: 'D' drop the word's page and the file's page cache ('d'); 'M' map and unmap a
+ * page, timed ('m'); 'S' wait for the bit ('k' set, 'n' not). Returns at EOF.
+ */
+static int fu_holder(struct fu_shared *sh, const char *path, int cmd, int back)
+{
+	volatile __u32 *w;
+	int fd, data, c;
+
+	fd = open(path, O_RDONLY);
+	w = fd < 0 ? MAP_FAILED : mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);
+	data = open(DATA_FILE, O_RDWR);
+	if (fd < 0 || w == MAP_FAILED || data < 0 || rue_reg_word(data, FU_EVENT " u32 x", w, 0) < 0) {
+		sh->holder_err = errno;
+		snprintf(sh->holder_step, sizeof(sh->holder_step), "%s",
+			 fd < 0 ? "open" : w == MAP_FAILED ? "mmap" : data < 0 ? "open data" : "REG");
+		return 1;
+	}
+	send_byte(back, 'R');
+	while ((c = read_byte(cmd, -1)) >= 0) {
+		if (c == 'D') {
+			madvise((void *)w, 4096, MADV_DONTNEED);
+			c = posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED) ? 'e' : 'd';
+		} else if (c == 'M') {
+			long long start = rue_now_ms();
+			void *p = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+			c = p == MAP_FAILED || munmap(p, 4096) ? 'e' : 'm';
+			sh->mmap_ms = rue_now_ms() - start;
+		} else if (c == 'S') {
+			c = wait_bits(w, 1, 1, 20000) ? 'k' : 'n';
+		}
+		send_byte(back, c);
+	}
+	return 0;
+}
+
+TEST_F_TIMEOUT(enabler, fault_drain_drops_the_mmap_lock_for_file_io, 240)
+{
+	struct fu_shared *sh = shared_mem(sizeof(*sh));
+	char dir[] = "/tmp/rue_en_fuse.XXXXXX", path[64], opts[128];
+	int fusefd, cmd[2], back[2], r, status, del_ret, reads;
+	long long took;
+	pid_t daemon, holder;
+
+	ASSERT_NE(NULL, sh);
+	fusefd = open("/dev/fuse", O_RDWR | O_CLOEXEC);
+	if (fusefd < 0)
+		SKIP(return, "no FUSE in this kernel (/dev/fuse: %s)", strerror(errno));
+	ASSERT_NE(NULL, mkdtemp(dir));
+	snprintf(opts, sizeof(opts), "fd=%d,rootmode=40000,user_id=0,group_id=0,allow_other", fusefd);
+	ASSERT_EQ(0, mount("rue_en_fuse", dir, "fuse", MS_NOSUID | MS_NODEV, opts))
+		TH_LOG("mount fuse: %s", strerror(errno));
+	fflush(stdout);
+	daemon = fork();
+	ASSERT_NE(-1, daemon);
+	if (daemon == 0) {
+		die_with_parent();
+		_exit(fu_daemon(fusefd, sh));
+	}
+	close(fusefd);
+	snprintf(path, sizeof(path), "%s/f", dir);
+
+	holder = rue_fork_helper(cmd, back);
+	ASSERT_NE(-1, holder);
+	if (holder == 0)
+		_exit(fu_holder(sh, path, cmd[0], back[1]));
+	r = read_byte(back[0], rue_bound_ms(10000));
+	ASSERT_EQ('R', r) TH_LOG("holder: %s: %s", sh->holder_step, strerror(sh->holder_err));
+	EXPECT_EQ(0, send_byte(cmd[1], 'D'));
+	EXPECT_EQ('d', read_byte(back[0], rue_bound_ms(10000))) TH_LOG("MADV_DONTNEED, POSIX_FADV_DONTNEED");
+
+	/* The drain's fault-in waits on the daemon: the READ is pending. */
+	reads = sh->reads;
+	sh->hold_reads = 1;
+	EXPECT_EQ(0, rue_set_enable(FU_EVENT, "1"));
+	EXPECT_TRUE(rue_wait_until(sh->read_waiting, FU_READ_LIMIT_MS, 1000))
+		TH_LOG("inconclusive: the drain's fault-in never read the file (READs answered: %d, before: %d)",
+		       sh->reads, reads);
+
+	/* Meanwhile the process maps and unmaps memory: the mmap lock is free. */
+	EXPECT_EQ(0, send_byte(cmd[1], 'M'));
+	r = read_byte(back[0], rue_bound_ms(FU_MMAP_LIMIT_MS));
+	EXPECT_EQ('m', r) TH_LOG("the process's mmap and munmap %s while the drain waited for the file",
+				 r == -2 ? "did not finish" : "failed");
+	EXPECT_TRUE(sh->read_waiting) TH_LOG("inconclusive: the READ was no longer pending");
+	ksft_print_msg("%s: mmap and munmap with the drain's READ pending: %s in %lld ms\n", FU_EVENT,
+		       r == 'm' ? "done" : "NOT DONE", sh->mmap_ms);
+
+	/* The daemon answers: the fault-in completes and the bit is set. */
+	sh->hold_reads = 0;
+	if (r == -2)
+		EXPECT_EQ('m', read_byte(back[0], rue_bound_ms(10000)));
+	EXPECT_EQ(0, send_byte(cmd[1], 'S'));
+	EXPECT_EQ('k', read_byte(back[0], rue_bound_ms(30000))) TH_LOG("the bit was not set after the READ");
+	EXPECT_EQ(0, sh->daemon_err) TH_LOG("the daemon: %s", strerror(sh->daemon_err));
+	EXPECT_EQ(0, rue_set_enable(FU_EVENT, "0"));
+
+	close(cmd[1]);
+	r = wait_pid_ms(holder, rue_bound_ms(10000), &status);
+	if (r != 1) {
+		kill(holder, SIGKILL);
+		wait_pid_ms(holder, rue_bound_ms(30000), &status);
+	}
+	EXPECT_EQ(1, r) TH_LOG("the holder did not exit");
+	close(back[0]);
+	EXPECT_TRUE(event_gone_within(FU_EVENT, rue_bound_ms(10000), &took, &del_ret))
+		TH_LOG("%s not deleted after the holder exited; DIAG_IOCSDEL: %s", FU_EVENT,
+		       del_ret ? strerror(-del_ret) : "succeeded");
+	EXPECT_EQ(0, umount2(dir, MNT_DETACH));
+	kill(daemon, SIGKILL);
+	wait_pid_ms(daemon, rue_bound_ms(10000), &status);
+	rmdir(dir);
 }
 
 /* -------------------------------------------------------------------------------------------- */
