@@ -948,10 +948,9 @@ static void fault_isolation(struct __test_metadata *_metadata, int use_uffd)
 			       sh->op_err ? strerror(-sh->op_err) : "no error");
 	if (use_uffd) {
 		/*
-		 * Like upstream, the module faults words in without FAULT_FLAG_ALLOW_RETRY,
-		 * so a missing page under a userfaultfd fails the fault-in at once
-		 * (SIGBUS internally) instead of waiting for the handler: the handler
-		 * must never have been asked.
+		 * The module's fault drains give a word in a VMA registered with a
+		 * userfaultfd up without faulting, instead of waiting for the handler (as
+		 * upstream's worker does): the handler must never have been asked.
 		 */
 		EXPECT_EQ(0, sh->uffd_faults)
 			TH_LOG("the kernel waited for the userfaultfd handler (fault at 0x%llx)",
