@@ -71,9 +71,9 @@
 //! file, say) holds one worker, or the process's own task, and that process's own bits only.
 //! REG and UNREG fault in as upstream does, killably (first `fixup_user_fault` with `unlocked`,
 //! [`prefault`]; between attempts `pin_user_pages_fast`, [`pin_word`]), but never with
-//! `reg_mutex` held, so a fault that blocks holds no lock other programs need; the drains give up
-//! a page under a userfaultfd without faulting, and never wait for its handler. Every fault-in
-//! drops the target's mmap lock while it waits for file I/O ([`Wait`]).
+//! `reg_mutex` held, so a fault that blocks holds no lock other programs need; the drains never
+//! wait for a userfaultfd's handler. Every fault-in drops the target's mmap lock while it waits
+//! for file I/O ([`Wait`]).
 //!
 //! # Locking
 //!
@@ -1030,8 +1030,9 @@ enum Wait {
     /// fault may also wait for a userfaultfd handler, and a fatal signal ends it.
     Killable,
     /// In a fault drain (a worker, which no signal reaches, or the toggling task on its way
-    /// out): a page under a userfaultfd is given up without faulting, so nothing waits for a
-    /// handler that may never answer.
+    /// out): in a VMA registered with a userfaultfd, the fault is taken without `unlocked`, so
+    /// it still breaks copy-on-write or swaps in, but fails where it would wait for the
+    /// handler, which may never answer.
     Never,
 }
 
@@ -1042,13 +1043,12 @@ fn fault_in(mm: &Mm, addr: u64, wait: Wait) -> Result {
     let (word, _) = enable::word_and_bit(addr, 0);
     with_mmap_read(mm, |user| {
         // SAFETY: `with_mmap_read` holds the address space's mmap lock for reading.
-        if wait == Wait::Never && unsafe { user_word::userfaultfd_armed(user, word) } {
-            return Err(EFAULT);
-        }
-        // SAFETY: `with_mmap_read` holds the address space's mmap lock for reading. The fault
-        // may drop and retake that lock, and returns with it held, as the guard expects; nothing
-        // here holds a VMA across it.
-        unsafe { user_word::fault_in_writable(user, word) }
+        let may_wait =
+            wait == Wait::Killable || !unsafe { user_word::userfaultfd_armed(user, word) };
+        // SAFETY: `with_mmap_read` holds the address space's mmap lock for reading. With
+        // `may_wait`, the fault may drop and retake that lock, and returns with it held, as the
+        // guard expects; nothing here holds a VMA across it.
+        unsafe { user_word::fault_in_writable(user, word, may_wait) }
     })?
 }
 

@@ -149,17 +149,23 @@ pub(crate) unsafe fn userfaultfd_armed(user: &MmWithUser, addr: u64) -> bool {
     unsafe { bindings::rue_userfaultfd_armed(user.as_raw(), addr as c_ulong) }
 }
 
-/// Faults the page of user address `addr` of `user` in for writing (`fixup_user_fault` with
-/// `unlocked`: `FAULT_FLAG_ALLOW_RETRY | FAULT_FLAG_KILLABLE`). The fault may wait (for file
-/// I/O, or a userfaultfd's handler) and a fatal signal ends it; it drops the mmap lock while it
-/// waits and takes it again before it returns. `EFAULT` if it cannot.
+/// Faults the page of user address `addr` of `user` in for writing (`fixup_user_fault`). With
+/// `may_wait` (`unlocked`: `FAULT_FLAG_ALLOW_RETRY | FAULT_FLAG_KILLABLE`) the fault may wait
+/// (for file I/O, or a userfaultfd's handler) and a fatal signal ends it; it drops the mmap lock
+/// while it waits and takes it again before it returns. Without, it keeps the lock and fails
+/// where it would wait for a userfaultfd's handler. `EFAULT` if it cannot.
 ///
 /// # Safety
 ///
 /// `user`'s mmap lock is held for reading, and nothing the caller holds depends on it staying
-/// held across the call.
-pub(crate) unsafe fn fault_in_writable(user: &MmWithUser, addr: u64) -> Result {
+/// held across the call when `may_wait` is given.
+pub(crate) unsafe fn fault_in_writable(user: &MmWithUser, addr: u64, may_wait: bool) -> Result {
     let mut unlocked = false;
+    let unlocked = if may_wait {
+        core::ptr::from_mut(&mut unlocked)
+    } else {
+        null_mut()
+    };
     // SAFETY: The address space is held by `user` and its mmap lock for reading (the caller's
     // guarantee). With `unlocked`, the fault may drop and retake that lock, and returns with it
     // held.
@@ -168,7 +174,7 @@ pub(crate) unsafe fn fault_in_writable(user: &MmWithUser, addr: u64) -> Result {
             user.as_raw(),
             addr as c_ulong,
             bindings::fault_flag_FAULT_FLAG_WRITE | bindings::fault_flag_FAULT_FLAG_REMOTE,
-            &mut unlocked,
+            unlocked,
         )
     };
     kernel::error::to_result(ret).map_err(|_| EFAULT)

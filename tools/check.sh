@@ -525,7 +525,7 @@ pass_fail() {
 # to get rustup, which the root lacks); --packages, make packages' own, installs debootstrap and
 # cpio, and a second run installs nothing.
 setup_trixie() {
-	local valid= out=$build/setup-trixie.log
+	local valid= out=$build/setup-trixie.log before=$passed
 	echo "== setup: tools/setup.sh on trixie (a copy of the trixie root)"
 	if apt-config dump | grep -qi '^Acquire::Check-Valid-Until "false";'; then
 		valid='Acquire::Check-Valid-Until "false";'
@@ -548,6 +548,7 @@ setup_trixie() {
 		! sed -n '/^== again/,$p' "$out" | grep -q 'installing' && ! grep -q 'status [0-9]' "$out"
 	pass_fail $? "setup: on trixie, --packages (make packages' setup) installs debootstrap and cpio, and a second run nothing" \
 		"$(sed -n '/^== packages/,$p' "$out" | grep -v '^W:' | grep -v '^\(Selecting\|Preparing\|Unpacking\|Setting up\|(Reading\)' | tail -n 6 | tr '\n' ' ')"
+	summaries+=("tools/setup.sh on trixie (a copy of the trixie root): $((passed - before)) passed, $((2 - passed + before)) failed, 0 skipped")
 }
 
 # secureboot_test: Debian's amd64 image booted through OVMF, shim and GRUB with Secure Boot on

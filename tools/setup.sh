@@ -87,7 +87,8 @@ ensure_apt_source() {
 	[ -f "$file" ] && return 1
 	# Already in the machine's own sources (trixie-backports, on a trixie machine set up as
 	# README.md says).
-	grep -qx "$1" <<<"$(apt-get indextargets --format '$(RELEASE)')" && return 1
+	grep -qx "$1 main Packages" <<<"$(apt-get indextargets --format '$(RELEASE) $(COMPONENT) $(CREATED-BY)')" &&
+		return 1
 	log "adding apt source $1"
 	printf 'Types: deb\nURIs: http://deb.debian.org/debian\nSuites: %s\nComponents: main\nSigned-By: /usr/share/keyrings/debian-archive-keyring.gpg\n' \
 		"$1" | $SUDO tee "$file" >/dev/null
@@ -157,6 +158,7 @@ if [ "$packages_only" -eq 0 ]; then
 	if ensure_pin_never sid; then need_update=1; fi
 	command -v qemu-system-x86_64 >/dev/null 2>&1 || qemu_missing=1
 	command -v qemu-system-aarch64 >/dev/null 2>&1 || qemu_missing=1
+	[ "$dry_run" -eq 0 ] || qemu_missing=1
 fi
 # A dry run resolves every package, installed or not, so that each name is proven there.
 if [ "$dry_run" -eq 1 ]; then

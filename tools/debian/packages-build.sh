@@ -188,8 +188,8 @@ source_dir() {
 }
 
 # source_package DIR: DIR's source package, 3.0 (quilt), into $work/srcs: the upstream tarball
-# holds all of DIR but debian/ (names sorted, times and owners fixed, so that the same inputs
-# give the same tarball), then dpkg-source. Called before any build, which leaves its own files
+# holds all of DIR but debian/ (names sorted, times, owners and modes fixed, xz on one thread,
+# so that the same inputs give the same tarball), then dpkg-source. Called before any build, which leaves its own files
 # in debian/.
 source_package() {
 	local d=$1 name version upstream
@@ -198,7 +198,7 @@ source_package() {
 	upstream=${version%-*}
 	mkdir -p "$work/srcs"
 	tar -C "$work" --sort=name --mtime="@${SOURCE_DATE_EPOCH:-0}" --owner=0 --group=0 --numeric-owner \
-		--exclude="$name/debian" -cf - "$name" | xz -9 >"$work/${name}_$upstream.orig.tar.xz"
+		--mode=go-w,a+rX --exclude="$name/debian" -cf - "$name" | xz -9 -T1 >"$work/${name}_$upstream.orig.tar.xz"
 	(cd "$work" && dpkg-source -b "$name" >"$work/source.log" 2>&1) ||
 		{ tail -20 "$work/source.log" >&2; exit 1; }
 	mv "$work/${name}_$upstream.orig.tar.xz" "$work/${name}_$version.dsc" "$work/${name}_$version.debian.tar.xz" \

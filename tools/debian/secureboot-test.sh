@@ -271,7 +271,7 @@ start=$(date +%s)
 boot mokmanager packaged keep:enroll \
 	'Press any key to perform MOK management=> ' \
 	'Enroll hash from disk=>{down}{pause}{enter}' \
-	'Continue=>{down}{pause}{enter}' \
+	'View key 0=>{down}{pause}{enter}' \
 	'Enroll the key(s)?=>' \
 	'Yes=>{down}{pause}{enter}' \
 	'Password:=>'"$password"'{enter}' \
@@ -280,7 +280,7 @@ rc=$?
 log=$out/mokmanager.console
 echo "# booted in $(($(date +%s) - start)) s"
 [ "$rc" -eq 0 ] && ! grep -q '^RUE-SB' "$log"
-result $? "at the next boot MokManager asks, and answered at the serial console (Enroll MOK, the key, Yes, the password, Reboot) enrolls the certificate and resets the machine" \
+result $? "at the next boot MokManager asks, and answered at the serial console (Enroll MOK, Continue, Yes, the password, Reboot) enrolls the certificate and resets the machine" \
 	"exit $rc: $(tr '\n' ' ' <"$out/mokmanager.stderr") ... $(tail -c 300 "$out/mokmanager.log.text" | tr -s '\r\n' ' ')"
 start=$(date +%s)
 boot enrolled packaged keep:mokmanager

@@ -166,12 +166,22 @@ static void die_with_parent(void)
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
 }
 
+/* A FUSE mount a test made (fault_drain_drops_the_mmap_lock_for_file_io): gone at teardown. */
+static char fu_mounted[64];
+
 FIXTURE(enabler) {};
 FIXTURE_SETUP(enabler)
 {
 	signal(SIGPIPE, SIG_IGN);	/* a dead child's pipe is an error, not the end */
 }
-FIXTURE_TEARDOWN(enabler) {}
+FIXTURE_TEARDOWN(enabler)
+{
+	if (fu_mounted[0]) {
+		umount2(fu_mounted, MNT_DETACH);
+		rmdir(fu_mounted);
+		fu_mounted[0] = '\0';
+	}
+}
 
 /* -------------------------------------------------------------------------------------------- */
 /* 1. scale */
@@ -1200,6 +1210,7 @@ TEST_F_TIMEOUT(enabler, fault_drain_drops_the_mmap_lock_for_file_io, 240)
 	snprintf(opts, sizeof(opts), "fd=%d,rootmode=40000,user_id=0,group_id=0,allow_other", fusefd);
 	ASSERT_EQ(0, mount("rue_en_fuse", dir, "fuse", MS_NOSUID | MS_NODEV, opts))
 		TH_LOG("mount fuse: %s", strerror(errno));
+	snprintf(fu_mounted, sizeof(fu_mounted), "%s", dir);
 	fflush(stdout);
 	daemon = fork();
 	ASSERT_NE(-1, daemon);
@@ -1260,6 +1271,7 @@ TEST_F_TIMEOUT(enabler, fault_drain_drops_the_mmap_lock_for_file_io, 240)
 	kill(daemon, SIGKILL);
 	wait_pid_ms(daemon, rue_bound_ms(10000), &status);
 	rmdir(dir);
+	fu_mounted[0] = '\0';
 }
 
 /* -------------------------------------------------------------------------------------------- */
