@@ -525,9 +525,10 @@ pass_fail() {
 # to get rustup, which the root lacks); --packages, make packages' own, installs debootstrap and
 # cpio, and a second run installs nothing.
 setup_trixie() {
-	local valid= out=$build/setup-trixie.log before=$passed
+	local valid= out=$build/setup-trixie.log before=$passed dry pkgs again
 	echo "== setup: tools/setup.sh on trixie (a copy of the trixie root)"
-	if apt-config dump | grep -qi '^Acquire::Check-Valid-Until "false";'; then
+	# (Not apt-config | grep -q: under pipefail, grep's early exit fails the pipeline.)
+	if grep -qi '^Acquire::Check-Valid-Until "false";' <<<"$(apt-config dump)"; then
 		valid='Acquire::Check-Valid-Until "false";'
 	fi
 	polled bash "$top/tools/debian/chroot.sh" --overlay -- sh -c '
@@ -537,15 +538,18 @@ setup_trixie() {
 		echo "== packages"; bash /rue/src/tools/setup.sh --packages || echo "packages status $?"
 		command -v debootstrap >/dev/null && command -v cpio >/dev/null && echo "debootstrap and cpio installed"
 		echo "== again"; bash /rue/src/tools/setup.sh --packages || echo "again status $?"' sh "$valid" >"$out" 2>&1
-	sed -n '/^== dry run/,/^== packages/p' "$out" | grep -q '^setup: apt would install [0-9]* packages for: linux-source-7.3/trixie-backports clang-19 .* libgcc-14-dev-arm64-cross ' &&
+	dry=$(sed -n '/^== dry run/,/^== packages/p' "$out")
+	pkgs=$(sed -n '/^== packages/,/^== again/p' "$out")
+	again=$(sed -n '/^== again/,$p' "$out")
+	grep -q '^setup: apt would install [0-9]* packages for: linux-source-7.3/trixie-backports clang-19 .* libgcc-14-dev-arm64-cross ' <<<"$dry" &&
 		grep -q '^setup: apt would install [0-9]* packages for: qemu-system-x86 qemu-system-arm$' "$out" &&
 		grep -q '^setup: Rust comes from rustup, which this host does not have' "$out" &&
-		sed -n '/^== dry run/,/^== packages/p' "$out" | grep -qx 'setup: ok' && ! grep -q 'status [0-9]' "$out"
+		grep -qx 'setup: ok' <<<"$dry" && ! grep -q 'status [0-9]' "$out"
 	pass_fail $? "setup: on trixie, a dry run resolves every package of the developer's setup from trixie's archive" \
 		"$(sed -n '/^== dry run/,/^== packages/p' "$out" | grep -v '^W:' | tail -n 6 | tr '\n' ' ')"
-	sed -n '/^== packages/,/^== again/p' "$out" | grep -q '^setup: installing: debootstrap' &&
+	grep -q '^setup: installing: debootstrap' <<<"$pkgs" &&
 		grep -qx 'debootstrap and cpio installed' "$out" &&
-		! sed -n '/^== again/,$p' "$out" | grep -q 'installing' && ! grep -q 'status [0-9]' "$out"
+		! grep -q 'installing' <<<"$again" && ! grep -q 'status [0-9]' "$out"
 	pass_fail $? "setup: on trixie, --packages (make packages' setup) installs debootstrap and cpio, and a second run nothing" \
 		"$(sed -n '/^== packages/,$p' "$out" | grep -v '^W:' | grep -v '^\(Selecting\|Preparing\|Unpacking\|Setting up\|(Reading\)' | tail -n 6 | tr '\n' ' ')"
 	summaries+=("tools/setup.sh on trixie (a copy of the trixie root): $((passed - before)) passed, $((2 - passed + before)) failed, 0 skipped")
