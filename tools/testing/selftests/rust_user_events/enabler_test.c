@@ -886,10 +886,22 @@ static int bounded(struct fault_shared *sh, pid_t *holder, const char *toggle, i
 	return -1;
 }
 
+/* Waits (bounded) for a holder told to exit; kills it if it does not. 1 if it exited by itself. */
+static int reap_holder(pid_t holder)
+{
+	int status, r = wait_pid_ms(holder, rue_bound_ms(10000), &status);
+
+	if (r != 1) {
+		kill(holder, SIGKILL);
+		wait_pid_ms(holder, rue_bound_ms(30000), &status);
+	}
+	return r == 1;
+}
+
 static void fault_isolation(struct __test_metadata *_metadata, int use_uffd)
 {
 	struct fault_shared *sh = shared_mem(sizeof(*sh));
-	int cmd[2], back[2], r, status, del_ret, failed = 0;
+	int cmd[2], back[2], r, del_ret, failed = 0;
 	long long start, took;
 	pid_t holder;
 
@@ -976,12 +988,7 @@ static void fault_isolation(struct __test_metadata *_metadata, int use_uffd)
 	/* Release: the holder exits and closes the userfaultfd; everything still works. */
 	close(cmd[1]);
 	if (holder > 0) {
-		r = wait_pid_ms(holder, rue_bound_ms(10000), &status);
-		if (r != 1) {
-			kill(holder, SIGKILL);
-			wait_pid_ms(holder, rue_bound_ms(30000), &status);
-		}
-		EXPECT_EQ(1, r) TH_LOG("the holder did not exit");
+		EXPECT_TRUE(reap_holder(holder)) TH_LOG("the holder did not exit");
 	}
 	close(back[0]);
 	EXPECT_TRUE(event_gone_within(FAULT_EVENT, rue_bound_ms(10000), &took, &del_ret))
@@ -1257,12 +1264,7 @@ TEST_F_TIMEOUT(enabler, fault_drain_drops_the_mmap_lock_for_file_io, 240)
 	EXPECT_EQ(0, rue_set_enable(FU_EVENT, "0"));
 
 	close(cmd[1]);
-	r = wait_pid_ms(holder, rue_bound_ms(10000), &status);
-	if (r != 1) {
-		kill(holder, SIGKILL);
-		wait_pid_ms(holder, rue_bound_ms(30000), &status);
-	}
-	EXPECT_EQ(1, r) TH_LOG("the holder did not exit");
+	EXPECT_TRUE(reap_holder(holder)) TH_LOG("the holder did not exit");
 	close(back[0]);
 	EXPECT_TRUE(event_gone_within(FU_EVENT, rue_bound_ms(10000), &took, &del_ret))
 		TH_LOG("%s not deleted after the holder exited; DIAG_IOCSDEL: %s", FU_EVENT,
