@@ -5,11 +5,12 @@
 //! - **lifecycle** (ordered): delayed event destroys, one at a time in the order the events'
 //!   last references went (the tracing core removes the newest events fastest). Nothing on it
 //!   waits for user space: it takes `event_mutex`.
-//! - **scopes** (unbound): each scope's fork copy and teardown, the work of a process's fork,
-//!   exit or exec. Unrelated processes' copies and teardowns run side by side, and none waits
-//!   behind another process's work or a destroy. The orders a scope's work needs (a copy after
-//!   the copy into its source, a teardown after the copies that read or fill the scope) are
-//!   kept by [`crate::enabler`] itself, so this queue needs none.
+//! - **scopes** (unbound): each scope's teardown, the work of a process's exit or exec, and the
+//!   fork copies a forking task could not make itself (see below). Unrelated processes'
+//!   teardowns and copies run side by side, and none waits behind another process's work or a
+//!   destroy. The orders a scope's work needs (a copy after the copy into its source, a
+//!   teardown after the copies that read or fill the scope) are kept by [`crate::enabler`]
+//!   itself, so this queue needs none.
 //! - **faults** (per-CPU, as upstream's system workqueue): fault-ins of enable words, which may
 //!   wait for as long as the page's owner makes them (see [`crate::enabler`]). Apart from the
 //!   other work, and one work item per scope, so a slow fault-in delays only its own process's
@@ -24,7 +25,8 @@
 //!
 //! Besides the queues, a task may run work of this module before it returns to user space
 //! ([`OnReturn`], `task_work`): the fault-ins of its own enable words after it changed an
-//! event's status. Each such item holds a module reference (so `rmmod` refuses while one is
+//! event's status, and a forking task its child's fork copy, as upstream makes it inside
+//! `fork()`. Each such item holds a module reference (so `rmmod` refuses while one is
 //! pending) and drops it as its last step ([`returned`]); the few instructions that run after
 //! that are covered at unload by an RCU Tasks grace period (`synchronize_rcu_tasks`), which ends
 //! only once every task has returned to user space or switched voluntarily since: the

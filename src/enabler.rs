@@ -39,13 +39,15 @@
 //! later UNREGs, because an enabler removed while a copy is pending waits in the scope's
 //! graveyard (holding its event reference) until the last pending copy ran.
 //!
-//! Copies and teardowns run on the unbound scopes queue, side by side, and what they allocate
-//! is charged to the forker's memory cgroup. The orders they need are kept here: a copy starts
-//! only once its source is copied (a grandchild's copy runs the copy into its parent first,
-//! [`Scope::complete_copy`]); a teardown that would overtake a copy (of the scope, or into it)
-//! is left to the last such copy, and a child gone before its copy started cancels it. The
-//! parent never waits; the child's first REG or UNREG runs its own copy if no worker has
-//! started it, and otherwise waits for that copy only.
+//! The forking task makes the copy before its `fork()` returns to user space (task work, as
+//! upstream makes it inside `fork()`), or a worker of the unbound scopes queue if the task
+//! cannot take task work; teardowns run on that queue, side by side. What a copy allocates is
+//! charged to the memory cgroup of the fork. The orders they need are kept here: a copy starts
+//! only once its source is copied (a grandchild's copy runs the copy into its parent first, or
+//! waits for it, [`Scope::complete_copy`]); a teardown that would overtake a copy (of the
+//! scope, or into it) is left to the last such copy, and a child gone before its copy started
+//! cancels it. The child's first REG or UNREG runs its own copy if nobody has started it, and
+//! otherwise waits for that copy only.
 //!
 //! # Bit writes and fault-ins
 //!
@@ -250,6 +252,8 @@ pub(crate) struct Scope {
     /// queued on it ([`Scope::fault_in_on_return`]); null otherwise.
     own_task: AtomicPtr<TaskStruct>,
     own_work: deferred::OnReturn,
+    /// A forked child's copy, queued on the forking task ([`Scope::copy_after_fork`]).
+    copy_on_return: deferred::OnReturn,
     /// A forked child's snapshot of its parent, while in the parent's `pending` list.
     snapshot: AtomicU64,
     #[pin]
@@ -320,6 +324,7 @@ impl Scope {
                 fault_work <- new_work!("Scope::fault_work"),
                 own_task: AtomicPtr::new(null_mut()),
                 own_work: deferred::OnReturn::new(),
+                copy_on_return: deferred::OnReturn::new(),
                 snapshot: AtomicU64::new(0),
                 pending_links <- ListLinks::new(),
             }),
@@ -331,7 +336,7 @@ impl Scope {
 
     /// The fork probe, for a forked child: takes the snapshot of `parent` to copy, counting a
     /// pending copy in the parent (and listing the child there), and the memory cgroup the copy
-    /// charges, the forker's now. The copy must then be queued ([`Scope::queue_copy`]).
+    /// charges, the forker's now. The copy must then be queued ([`Scope::copy_after_fork`]).
     pub(crate) fn set_copy_from(child: ForkedChild, parent: Arc<Scope>) {
         let charge = task::Memcg::of(&parent.mm);
         let scope = child.0.clone_arc();
@@ -363,9 +368,10 @@ impl Scope {
     }
 
     /// Makes sure a forked child's copy of its parent's enablers ran (REG and UNREG in the
-    /// child, and the copy's work item): a copy nobody has started runs here, in the caller,
-    /// after the copies it depends on (into the scope's ancestors, themselves forked a moment
-    /// ago), which also run here unless one runs elsewhere, which is then waited for.
+    /// child, the forker's task work, the copy's work item): a copy nobody has started runs
+    /// here, in the caller, after the copies it depends on (into the scope's ancestors,
+    /// themselves forked a moment ago), which also run here unless one runs elsewhere, which is
+    /// then waited for.
     ///
     /// A child that registers or unregisters at once must first see what it inherited. A copy
     /// starts only once its source is copied, so a running copy never waits, and a wait is
@@ -411,9 +417,29 @@ impl Scope {
         self.tasks.load(Relaxed) == 0 && self.fork.lock().pending.is_empty()
     }
 
+    /// The fork probe's last step: the forking task (the caller) makes the copy of the parent's
+    /// enablers into this child before it returns to user space (`task_work`), as upstream's copy
+    /// runs inside `fork()`: its CPU time is the forker's, in the forker's cpu cgroup, and a
+    /// process that keeps forking pays for its copies itself, in its own time, rather than
+    /// keeping the system's workers busy. On the scopes queue instead if the task cannot take
+    /// the work (the module unloading, or a preemptible kernel without RCU Tasks). Either way
+    /// the child's first REG or UNREG runs the copy itself if nobody has started it.
+    pub(crate) fn copy_after_fork(self: Arc<Self>) {
+        let scope = Arc::into_raw(self.clone());
+        // SAFETY: `copy_on_return` is queued only here, by the fork probe, once per forked
+        // child, and is never queued again. `copy_on_return` takes the reference just leaked
+        // and calls `deferred::returned` last.
+        if unsafe { self.copy_on_return.queue(copy_on_return) } {
+            return;
+        }
+        // SAFETY: The reference leaked above, not queued.
+        drop(unsafe { Arc::from_raw(scope) });
+        self.queue_copy();
+    }
+
     /// Queues the copy of the parent's enablers into this forked child, on the unbound scopes
     /// queue; the child's first REG or UNREG runs it itself if no worker has started it yet.
-    pub(crate) fn queue_copy(self: Arc<Self>) {
+    fn queue_copy(self: Arc<Self>) {
         // A new scope's work cannot be queued already; without the queue (module exit, after
         // the probes are gone) there is no child to copy for.
         if let Some(queue) = deferred::scopes() {
@@ -552,9 +578,10 @@ fn release_graveyard(scope: &Scope, held: &mut Held, oldest: u64) {
     }
 }
 
-/// A fork copy (upstream `user_event_mm_dup`), on the unbound scopes queue. Nothing to do if
-/// the child's first REG or UNREG ran it (or a copy into a descendant of the child, which needs
-/// it first), or its teardown cancelled it, first.
+/// A fork copy (upstream `user_event_mm_dup`) that the forking task could not make itself
+/// ([`Scope::copy_after_fork`]), on the unbound scopes queue. Nothing to do if the child's
+/// first REG or UNREG ran it (or a copy into a descendant of the child, which needs it first),
+/// or its teardown cancelled it, first.
 impl WorkItem<1> for Scope {
     type Pointer = Arc<Scope>;
 
@@ -562,6 +589,36 @@ impl WorkItem<1> for Scope {
         // A worker has no signal to end the wait for a copy that runs elsewhere.
         let _ = child.complete_copy();
     }
+}
+
+/// A forked child's copy, in the forking task before it returns from the fork
+/// ([`Scope::copy_after_fork`]). Nothing to do if the child's first REG or UNREG (or a copy into
+/// a descendant of the child) has started it, or its teardown cancelled it, first.
+///
+/// # Safety
+///
+/// `head` is the `copy_on_return` of a scope, queued by [`Scope::copy_after_fork`], which leaked
+/// a reference on the scope for it.
+unsafe extern "C" fn copy_on_return(head: *mut CallbackHead) {
+    // SAFETY: `head` is the `copy_on_return` field of a scope (`OnReturn` is transparent), which
+    // the reference `copy_after_fork` leaked keeps alive; that reference is taken back here.
+    let child = unsafe {
+        Arc::from_raw(kernel::container_of!(
+            head.cast::<deferred::OnReturn>(),
+            Scope,
+            copy_on_return
+        ))
+    };
+    let pending = child.fork.lock().copy_from.is_some();
+    // The copy needs its source copied first: the copy into the forker itself, which runs here
+    // too unless another task runs it. A fatal signal ends the wait for that one; a worker then
+    // makes this copy.
+    if pending && child.complete_copy().is_err() {
+        child.clone().queue_copy();
+    }
+    drop(child);
+    // SAFETY: The last step of a function `OnReturn::queue` queued.
+    unsafe { deferred::returned() };
 }
 
 /// Copies into `child` what its parent had at the fork (taken from the child's `copy_from`),

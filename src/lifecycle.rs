@@ -7,9 +7,10 @@
 //! hooks are empty. This module attaches probes to the `task_newtask`, `sched_process_exec` and
 //! `sched_process_exit` tracepoints instead, found with the exported
 //! `for_each_kernel_tracepoint()` ([`tracepoint::find`]). Probes run in atomic context, so they
-//! only update the task map ([`crate::scope`]) and queue work embedded in the scope on the
-//! module's unbound scopes workqueue ([`crate::deferred`]); the work copies or drops enablers
-//! under `event_mutex` ([`crate::enabler`]).
+//! only update the task map ([`crate::scope`]) and queue work embedded in the scope: a fork copy
+//! as task work on the forking task, a teardown on the module's unbound scopes workqueue
+//! ([`crate::deferred`]); the work copies or drops enablers under `event_mutex`
+//! ([`crate::enabler`]).
 
 use crate::{
     bindings, scope,

@@ -181,7 +181,7 @@ pub(crate) fn on_newtask(child: *mut TaskStruct, clone_vm: bool) {
         join(&mut map, child as usize, node)
     };
     drop(old);
-    scope.queue_copy();
+    scope.copy_after_fork();
 }
 
 /// Exec and exit probes: `task` leaves its scope; the last one out queues its teardown.

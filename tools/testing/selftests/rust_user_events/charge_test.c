@@ -5,10 +5,10 @@
  *   - events: registering CG_EVENTS events with 480-byte field lists charges the registering
  *     cgroup for each event's strings, fields and print format;
  *   - fork copies: a process with CG_ENABLERS enablers forking CG_CHILDREN children is charged
- *     for the copies, although they are made in a worker or in the child;
- *   - and when the forker leaves right after its forks (exits, or moves to another cgroup),
- *     its children in a cgroup of their own: the copies still pending are charged to the
- *     cgroup of the fork, not to the children's, the one it moved to, or none.
+ *     for the copies, wherever they are made (the forker, the child, a worker);
+ *   - and when the forker leaves (exits, or moves to another cgroup) before its child's copy
+ *     is made, the child in a cgroup of its own: the copy is charged to the cgroup of the fork,
+ *     not to the child's, the one it moved to, or none.
  * Each runs in a cgroup of its own (cgroup v2) and reads its "slab" bytes (memory.stat) before
  * and after. Needs the memory controller (the test kernel and Debian's have it); skips without.
  */
@@ -21,6 +21,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/mount.h>
+#include <poll.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -216,7 +217,8 @@ TEST_F_TIMEOUT(charge, events_are_charged_to_the_registering_cgroup, 900)
 /* The process whose fork copies are charged (rue_forking_holder()). */
 static int copies_work(int cmd, int back)
 {
-	return rue_forking_holder("__rue_cg_copy u32 x", CG_ENABLERS, CG_CHILDREN, cmd, back);
+	return rue_forking_holder("__rue_cg_copy u32 x", CG_ENABLERS, CG_CHILDREN, CG_CHILDREN,
+				  cmd, back);
 }
 
 TEST_F_TIMEOUT(charge, fork_copies_are_charged_to_the_forkers_cgroup, 900)
@@ -257,34 +259,60 @@ TEST_F_TIMEOUT(charge, fork_copies_are_charged_to_the_forkers_cgroup, 900)
 }
 
 /*
- * The forker leaves (exits, or moves to another cgroup) right after its forks, while their
- * copies are still pending: they must still be charged to the cgroup it forked in, as
- * upstream's copies, made inside copy_process(), are. The children are placed in a cgroup of
- * their own (clone3 with CLONE_INTO_CGROUP), so charging the child's cgroup shows as well.
+ * The forker leaves (exits, or moves to another cgroup) before the copy into its child is made:
+ * the copy must still be charged to the cgroup it forked in, as upstream's copies, made inside
+ * copy_process(), are. A forker makes its child's copy before its fork() returns, so it leaves
+ * first only where that copy has to wait: for the copy into the forker itself, from its own
+ * parent, which that parent is still making. So a process with many enablers (the top, in a
+ * cgroup of its own) forks the forker (into the forker's cgroup), which forks its child at once
+ * (into a cgroup of its own: charging the child's cgroup shows as well), and the forker's
+ * copy waits, killably, for the top's copy into it. Meanwhile the test kills the forker (its
+ * child's copy then goes to a worker) or moves it to another cgroup (it makes the copy itself
+ * after the move). Inconclusive (a skip, which fails make check) unless the forker had left
+ * well before the top's copy, and so the child's, was made.
  */
-#define LV_CHILDREN 8
-#define LV_ENABLERS 10000
+#define LV_MAX_ENABLERS 400000
+#define LV_COPY_MS 1000		/* the top's copy into the forker lasts longer than this */
+#define LV_MARGIN_MS 50		/* the forker left this long before that copy was made */
 
-/* What the forker of the leaving variants needs besides its pipes (set before it is spawned). */
+/* What the leaving variants' processes share (set before the top is spawned). */
 static struct {
 	int exit;		/* leave by exiting, else by moving */
-	int children_cg;	/* the children's cgroup, an O_DIRECTORY fd */
-	const char *move_to;	/* the cgroup the forker moves to */
-	int go[2];		/* the test tells each child to finish its copy: one byte each */
-	int done[2];		/* each child says its copy is done: one byte each */
-	int hold[2];		/* the children live until the test closes its end */
+	int forker_cg;		/* the forker's cgroup, an O_DIRECTORY fd */
+	int children_cg;	/* its child's cgroup, likewise */
+	int go[2];		/* the test tells the child to finish its copy */
+	int done[2];		/* the child says its copy is done */
+	int hold[2];		/* the forker and its child live until the test closes its end */
+	struct lv_shared {
+		volatile int n;			/* the top's enablers */
+		volatile pid_t forker;		/* once it runs */
+		volatile pid_t child;		/* the forker's child, once it runs */
+		volatile long long copied;	/* when the top's fork() returned */
+	} *sh;
 } lv;
 
-/* A child of the leaving forker: finishes its own copy when told (its UNREG runs it if no
- * worker has), says so and lives on until the test lets it go. */
+/* clone3() into the cgroup @cg: the child's pid, 0 in the child, -1. */
+static pid_t clone_into(int cg)
+{
+	struct clone_args args = {
+		.flags = CLONE_INTO_CGROUP,
+		.exit_signal = SIGCHLD,
+		.cgroup = (__u64)cg,
+	};
+
+	return syscall(SYS_clone3, &args, sizeof(args));
+}
+
+/*
+ * The forker's child: finishes its own copy when told (its UNREG runs it, or waits for it),
+ * says so and lives on until the test lets it go.
+ */
 static void leaving_child(int data)
 {
 	static volatile __u32 nothing;
 	char c;
 
-	close(lv.go[1]);
-	close(lv.done[0]);
-	close(lv.hold[1]);
+	lv.sh->child = getpid();
 	if (read(lv.go[0], &c, 1) != 1)
 		_exit(2);
 	/* An UNREG of nothing: it first makes sure the copy into this child ran. */
@@ -297,47 +325,62 @@ static void leaving_child(int data)
 	_exit(0);
 }
 
-/*
- * The forker: registers LV_ENABLERS bits, says 'R'; on 'F' forks LV_CHILDREN children into
- * lv.children_cg, says 'K' and leaves: exits, or moves to lv.move_to and says 'M', then lives
- * until EOF on @cmd.
- */
-static int leaving_forker(int cmd, int back)
+/* The forker: says who it is, forks its child at once and lives until the test lets it go. */
+static void leaving_forker(int data)
 {
-	volatile __u32 *words = mmap(NULL, (LV_ENABLERS + 31) / 32 * sizeof(__u32),
+	pid_t pid;
+	char c;
+
+	lv.sh->forker = getpid();
+	pid = clone_into(lv.children_cg);
+	if (pid < 0)
+		_exit(2);
+	if (pid == 0)
+		leaving_child(data);
+	while (read(lv.hold[0], &c, 1) > 0)
+		;
+	_exit(0);
+}
+
+/*
+ * The top: registers bits until that took twice LV_COPY_MS on the reference machine (a copy
+ * costs about half of what a REG does), at most LV_MAX_ENABLERS, and says 'R'; on 'F' forks the
+ * forker into its cgroup, notes when its fork() returned (the copy into the forker made), says
+ * 'K' and lives until EOF on @cmd.
+ */
+static int leaving_top(int cmd, int back)
+{
+	volatile __u32 *words = mmap(NULL, (LV_MAX_ENABLERS + 31) / 32 * sizeof(__u32),
 				     PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	int fd = open(DATA_FILE, O_RDWR);
+	long long end = rue_now_ms() + 2 * rue_bound_ms(LV_COPY_MS);
+	int fd = open(DATA_FILE, O_RDWR), n = 0, status;
+	pid_t pid;
 	char c = 0;
 
+	/* The ends only the test uses: the forker and its child see EOF once the test closes. */
+	close(lv.go[1]);
+	close(lv.done[0]);
+	close(lv.hold[1]);
 	if (fd < 0 || words == MAP_FAILED)
 		return 2;
-	for (int i = 0; i < LV_ENABLERS; i++)
-		if (rue_reg_word(fd, "__rue_cg_leave u32 x", &words[i / 32], i % 32))
-			return 3;
+	while (n < LV_MAX_ENABLERS && rue_now_ms() < end)
+		for (int i = 0; i < 1000; i++, n++)
+			if (rue_reg_word(fd, "__rue_cg_leave u32 x", &words[n / 32], n % 32))
+				return 3;
+	lv.sh->n = n;
 	if (write(back, "R", 1) != 1 || read(cmd, &c, 1) != 1 || c != 'F')
 		return 4;
-	for (int i = 0; i < LV_CHILDREN; i++) {
-		struct clone_args args = {
-			.flags = CLONE_INTO_CGROUP,
-			.exit_signal = SIGCHLD,
-			.cgroup = (__u64)lv.children_cg,
-		};
-		long pid = syscall(SYS_clone3, &args, sizeof(args));
-
-		if (pid < 0)
-			return 5;
-		if (pid == 0)
-			leaving_child(fd);
-	}
+	pid = clone_into(lv.forker_cg);
+	if (pid < 0)
+		return 5;
+	if (pid == 0)
+		leaving_forker(fd);
+	lv.sh->copied = rue_now_ms();
 	if (write(back, "K", 1) != 1)
 		return 6;
-	if (lv.exit)
-		return 0;
-	if (join_cgroup(lv.move_to) || write(back, "M", 1) != 1)
-		return 7;
 	while (read(cmd, &c, 1) > 0)
 		;		/* EOF: done */
-	return 0;
+	return waitpid(pid, &status, 0) == pid ? 0 : 7;
 }
 
 FIXTURE(leave) {};
@@ -354,93 +397,94 @@ FIXTURE_TEARDOWN(leave) {}
 
 TEST_F_TIMEOUT(leave, fork_copies_are_charged_to_the_cgroup_of_the_fork, 900)
 {
-	char forker[128], children[128], moved[128];
-	long long pre, post, base, scopes, at_leave, pending, copies, mine, want;
-	int cmd[2], back[2], status;
-	pid_t pid;
+	char top[128], forker[128], children[128], moved[128], procs[160], pid_text[32];
+	long long pre, post, scopes, left_at, ahead, per_forker, per_child, per_moved;
+	int cmd[2], back[2], status, got, pidfd;
+	char state = 0;
+	pid_t pid, fpid;
 
+	ASSERT_EQ(0, make_cgroup("rue_charge_top", top, sizeof(top)));
 	ASSERT_EQ(0, make_cgroup("rue_charge_forker", forker, sizeof(forker)));
 	ASSERT_EQ(0, make_cgroup("rue_charge_children", children, sizeof(children)));
 	ASSERT_EQ(0, make_cgroup("rue_charge_moved", moved, sizeof(moved)));
+	lv.sh = mmap(NULL, sizeof(*lv.sh), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS,
+		     -1, 0);
+	ASSERT_NE(MAP_FAILED, lv.sh);
 	lv.exit = variant->exit;
-	lv.move_to = moved;
+	lv.forker_cg = open(forker, O_RDONLY | O_DIRECTORY);
+	ASSERT_LE(0, lv.forker_cg);
 	lv.children_cg = open(children, O_RDONLY | O_DIRECTORY);
 	ASSERT_LE(0, lv.children_cg);
 	ASSERT_EQ(0, pipe(lv.go));
 	ASSERT_EQ(0, pipe(lv.done));
 	ASSERT_EQ(0, pipe(lv.hold));
-	base = stats_enablers();
-	ASSERT_LE(0, base);
 	scopes = rue_stat("scopes");
 	ASSERT_LE(0, scopes);
-	/*
-	 * Where the forker exits, its own enablers are freed and their charge given back: the
-	 * copies are what the cgroup gains from before the forker's start. Where it moves, its
-	 * own stay charged here: the copies are what it gains after its registrations.
-	 */
-	pre = slab_bytes(forker);
-	ASSERT_LE(0, pre);
-	pid = spawn_in(forker, leaving_forker, cmd, back);
+	pid = spawn_in(top, leaving_top, cmd, back);
 	ASSERT_NE(-1, pid);
 	close(lv.go[0]);
 	close(lv.done[1]);
 	close(lv.hold[0]);
 	ASSERT_EQ('R', recv_c(back[0]));
-	if (!variant->exit)
-		pre = slab_bytes(forker);
+	/* The forker's cgroup is empty: all it gains comes from the forker and its child. */
+	pre = slab_bytes(forker);
+	ASSERT_LE(0, pre);
 	ASSERT_EQ(0, send_c(cmd[1], 'F'));
-	ASSERT_EQ('K', recv_c(back[0]));
+	ASSERT_TRUE(rue_wait_until(lv.sh->forker && lv.sh->child, 10000, 100));
+	fpid = lv.sh->forker;
+	/* The forker's copy into its child waits for the top's copy into it. */
+	got = rue_wait_until((state = rue_proc_state(fpid)) == 'D', 10000, 100);
 	if (variant->exit) {
-		ASSERT_EQ(pid, waitpid(pid, &status, 0));
+		pidfd = syscall(SYS_pidfd_open, fpid, 0);
+		ASSERT_LE(0, pidfd);
+		ASSERT_EQ(0, kill(fpid, SIGKILL));
+		ASSERT_EQ(1, poll(&(struct pollfd){ .fd = pidfd, .events = POLLIN }, 1,
+				  rue_bound_ms(60000)));
+		close(pidfd);
 	} else {
-		ASSERT_EQ('M', recv_c(back[0]));
+		snprintf(pid_text, sizeof(pid_text), "%d", fpid);
+		snprintf(procs, sizeof(procs), "%s/cgroup.procs", moved);
+		ASSERT_EQ(0, rue_write_text(procs, 0, pid_text));
 	}
-	/* The forker has left: how many of its copies had not finished. */
-	at_leave = stats_enablers();
-	pending = LV_CHILDREN - (at_leave - base - LV_ENABLERS) / LV_ENABLERS;
-	ksft_print_msg("%s: %lld of %d copies unfinished when the forker left\n",
-		       variant->exit ? "exit" : "move", pending, LV_CHILDREN);
+	left_at = rue_now_ms();
+	ASSERT_EQ('K', recv_c(back[0]));
+	/* How long before the copy into the forker was made (and the child's could begin). */
+	ahead = lv.sh->copied - left_at;
+	ksft_print_msg("%s: the forker (state %c) left %lld ms before the copy of %d enablers into it was made\n",
+		       variant->exit ? "exit" : "move", state ? state : '?', ahead, lv.sh->n);
 
-	/* Every copy made (each child's UNREG runs its own if no worker started it). */
-	for (int i = 0; i < LV_CHILDREN; i++)
-		ASSERT_EQ(0, send_c(lv.go[1], 'U'));
-	for (int i = 0; i < LV_CHILDREN; i++)
-		ASSERT_EQ('C', recv_c(lv.done[0]));
-	copies = (long long)LV_ENABLERS * LV_CHILDREN;
-	/* The forker's own enablers gone when it exited (their charge given back): the copies'. */
-	want = base + copies + (variant->exit ? 0 : LV_ENABLERS);
-	EXPECT_TRUE(rue_wait_until(stats_enablers() == want, 300000, 10000))
-		TH_LOG("enablers: %lld, want %lld", stats_enablers(), want);
+	/* The child's copy made (its UNREG runs it or waits for it). */
+	ASSERT_EQ(0, send_c(lv.go[1], 'U'));
+	ASSERT_EQ('C', recv_c(lv.done[0]));
 	post = slab_bytes(forker);
-	mine = slab_bytes(children);
-	ksft_print_msg("%s: per copied enabler, the forker's cgroup was charged %lld bytes, the "
-		       "children's %lld, the one it moved to %lld\n",
-		       variant->exit ? "exit" : "move", (post - pre) / copies, mine / copies,
-		       slab_bytes(moved) / copies);
-	/*
-	 * Inconclusive unless most copies were unfinished when the forker left: never a pass
-	 * then (a skip fails make check; a faster machine would need more enablers).
-	 */
-	if (pending < LV_CHILDREN / 2)
-		SKIP(goto out, "inconclusive: only %lld of %d copies unfinished when the forker left",
-		     pending, LV_CHILDREN);
-	EXPECT_LT(CG_MIN_PER_COPY, (post - pre) / copies);
-	EXPECT_GT(CG_MIN_PER_COPY, slab_bytes(children) / copies);
-	EXPECT_GT(CG_MIN_PER_COPY, slab_bytes(moved) / copies);
+	per_forker = (post - pre) / lv.sh->n;
+	per_child = slab_bytes(children) / lv.sh->n;
+	per_moved = slab_bytes(moved) / lv.sh->n;
+	ksft_print_msg("%s: per copied enabler, the forker's cgroup was charged %lld bytes, its "
+		       "child's %lld, the one it moved to %lld\n",
+		       variant->exit ? "exit" : "move", per_forker, per_child, per_moved);
+	if (!got || ahead < rue_bound_ms(LV_MARGIN_MS))
+		SKIP(goto out, "inconclusive: the forker was not waiting, or left too late");
+	EXPECT_LT(CG_MIN_PER_COPY, per_forker);
+	EXPECT_GT(CG_MIN_PER_COPY, per_child);
+	EXPECT_GT(CG_MIN_PER_COPY, per_moved);
 out:
 	close(lv.hold[1]);
 	close(lv.go[1]);
 	close(lv.done[0]);
 	close(cmd[1]);
-	if (!variant->exit)
-		waitpid(pid, &status, 0);
+	EXPECT_EQ(pid, waitpid(pid, &status, 0));
+	EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
 	close(back[0]);
+	close(lv.forker_cg);
 	close(lv.children_cg);
 	EXPECT_TRUE(gone_within(RUE_TRACEFS "events/user_events/__rue_cg_leave", 120000));
 	EXPECT_TRUE(scopes_back_to(scopes)) TH_LOG("scopes: %lld, at the start %lld",
 						  rue_stat("scopes"), scopes);
+	/* The child, reparented where the forker exited, exits with the hold pipe closed. */
+	rue_wait_until(!rmdir(children) || errno != EBUSY, 10000, 10000);
+	rmdir(top);
 	rmdir(forker);
-	rmdir(children);
 	rmdir(moved);
 }
 

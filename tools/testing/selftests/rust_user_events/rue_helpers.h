@@ -378,11 +378,13 @@ static inline pid_t rue_fork_helper(int cmd[2], int back[2])
 /*
  * A process with @n enablers of @name_args that forks on command, for the tests of fork copies:
  * registers @n bits of its own memory and sends 'R' on @back; on 'F' from @cmd forks @children
- * children (each inherits every enabler and waits until this process is gone) and sends 'K';
- * returns at EOF on @cmd, and its children die with it. 0, or which step failed (2 to 5).
+ * children (each inherits every enabler and waits until this process is gone), one after the
+ * other, and sends 'K' once @k_after of them are forked (each fork() returns once this process
+ * made the child's copy); returns at EOF on @cmd, and its children die with it. 0, or which step
+ * failed (2 to 5).
  */
-static inline int rue_forking_holder(const char *name_args, int n, int children, int cmd,
-				     int back)
+static inline int rue_forking_holder(const char *name_args, int n, int children, int k_after,
+				     int cmd, int back)
 {
 	volatile __u32 *words = mmap(NULL, (n + 31) / 32 * sizeof(__u32), PROT_READ | PROT_WRITE,
 				     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -408,12 +410,31 @@ static inline int rue_forking_holder(const char *name_args, int n, int children,
 				;
 			_exit(0);
 		}
+		if (i + 1 == k_after && write(back, "K", 1) != 1)
+			return 5;
 	}
-	if (write(back, "K", 1) != 1)
-		return 5;
 	while (read(cmd, &c, 1) > 0)
 		;		/* EOF: done */
 	return 0;
+}
+
+/* /proc/@pid/stat's state letter ('D' for a killable wait as for an uninterruptible one), or 0. */
+static inline char rue_proc_state(pid_t pid)
+{
+	char path[64], buf[512], *end;
+	int fd, n;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	fd = open(path, O_RDONLY);
+	if (fd < 0)
+		return 0;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = 0;
+	end = strrchr(buf, ')');
+	return end && end[1] == ' ' ? end[2] : 0;
 }
 
 #endif /* RUE_HELPERS_H */
