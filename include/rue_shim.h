@@ -198,6 +198,8 @@ void rue_page_change_bit(struct page *page, unsigned long offset, unsigned int b
  * or -EFAULT if the page is not present.
  */
 int rue_user_test_bit_remote(struct mm_struct *mm, unsigned long addr, unsigned int bit);
+/* fatal_signal_pending(current): the calling task is on its way out (SIGKILL). */
+bool rue_fatal_signal_pending(void);
 /*
  * True if user address @addr of @mm is in a VMA registered with a userfaultfd
  * (userfaultfd_armed), whose faults may wait for its handler; the caller holds @mm's mmap lock

@@ -421,10 +421,18 @@ impl Scope {
     /// enablers into this child before it returns to user space (`task_work`), as upstream's copy
     /// runs inside `fork()`: its CPU time is the forker's, in the forker's cpu cgroup, and a
     /// process that keeps forking pays for its copies itself, in its own time, rather than
-    /// keeping the system's workers busy. On the scopes queue instead if the task cannot take
-    /// the work (the module unloading, or a preemptible kernel without RCU Tasks). Either way
-    /// the child's first REG or UNREG runs the copy itself if nobody has started it.
-    pub(crate) fn copy_after_fork(self: Arc<Self>) {
+    /// keeping the system's workers busy. A tracer's stops (the fork event, the system call's
+    /// exit) and signal stops come after the task's pending task work has run
+    /// (`ptrace_notify`, `get_signal`). On the scopes queue instead where the forker waits for
+    /// the child first (`vfork` without `CLONE_VM`: the child's words would miss every status
+    /// change until it exits or execs), or cannot take the work (the module unloading, or a
+    /// preemptible kernel without RCU Tasks). Either way the child's first REG or UNREG runs the
+    /// copy itself if nobody has started it.
+    pub(crate) fn copy_after_fork(self: Arc<Self>, vfork: bool) {
+        if vfork {
+            self.queue_copy();
+            return;
+        }
         let scope = Arc::into_raw(self.clone());
         // SAFETY: `copy_on_return` is queued only here, by the fork probe, once per forked
         // child, and is never queued again. `copy_on_return` takes the reference just leaked
@@ -592,8 +600,9 @@ impl WorkItem<1> for Scope {
 }
 
 /// A forked child's copy, in the forking task before it returns from the fork
-/// ([`Scope::copy_after_fork`]). Nothing to do if the child's first REG or UNREG (or a copy into
-/// a descendant of the child) has started it, or its teardown cancelled it, first.
+/// ([`Scope::copy_after_fork`]). If the child's first REG or UNREG (or a copy into a descendant
+/// of the child) has started it, this waits for it; nothing to do if it ran, or the child's
+/// teardown cancelled it.
 ///
 /// # Safety
 ///
@@ -609,11 +618,11 @@ unsafe extern "C" fn copy_on_return(head: *mut CallbackHead) {
             copy_on_return
         ))
     };
-    let pending = child.fork.lock().copy_from.is_some();
     // The copy needs its source copied first: the copy into the forker itself, which runs here
-    // too unless another task runs it. A fatal signal ends the wait for that one; a worker then
-    // makes this copy.
-    if pending && child.complete_copy().is_err() {
+    // too unless another task runs it. A fatal signal ends the wait for that one, or finds the
+    // forker already on its way out: a worker then makes this copy. A copy the forker has
+    // started runs to its end, as upstream's inside `fork()`.
+    if task::fatal_signal_pending() || child.complete_copy().is_err() {
         child.clone().queue_copy();
     }
     drop(child);

@@ -36,7 +36,7 @@
 //!   the copy itself (taking `event_mutex` once per batch of enablers, reading the child's words
 //!   under `mmap_lock` between, and taking `mmap_lock` under `event_mutex` for a bit write, as a
 //!   status change does, as the copy's work item does), or waits on `Scope::copy_done` (with `Scope::fork`,
-//!   released by the wait) for the copy a worker runs, which waits for nothing. REG and UNREG
+//!   released by the wait) for the copy its forker (or a worker) runs, which waits for nothing. REG and UNREG
 //!   may then fault their word in (`mmap_lock`, killable) with no lock of this module held.
 //! * Work items (fork copies, teardowns, fault-ins, delayed destroys) start with no lock held and
 //!   take `event_mutex` (the fault work: `mmap_lock` for the fault-in first, released), so

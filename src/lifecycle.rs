@@ -57,6 +57,8 @@ unsafe extern "C" fn exec_probe(
 
 /// `CLONE_VM`, as the probe's `clone_flags` carries it.
 const CLONE_VM: u64 = bindings::CLONE_VM as u64;
+/// `CLONE_VFORK`, likewise.
+const CLONE_VFORK: u64 = bindings::CLONE_VFORK as u64;
 
 /// `task_newtask(task, clone_flags)` probe: runs in `copy_process()` in the parent, before the
 /// child can run (upstream `user_events_fork`).
@@ -72,7 +74,11 @@ unsafe extern "C" fn newtask_probe(
     if scope::may_have(crate::task::current()) {
         // Threads, vfork and posix_spawn children join the parent's scope; other children get
         // a snapshot of it.
-        scope::on_newtask(task, clone_flags & CLONE_VM != 0);
+        scope::on_newtask(
+            task,
+            clone_flags & CLONE_VM != 0,
+            clone_flags & CLONE_VFORK != 0,
+        );
     }
 }
 

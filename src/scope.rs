@@ -136,8 +136,8 @@ pub(crate) fn current() -> Option<Arc<Scope>> {
 
 /// Fork probe: a `CLONE_VM` child joins its parent's scope; any other child of a task with a
 /// scope gets a new one, with a snapshot of the parent's enablers to copy (see
-/// [`crate::enabler`]).
-pub(crate) fn on_newtask(child: *mut TaskStruct, clone_vm: bool) {
+/// [`crate::enabler`]); `vfork`: the forker waits for the child before it returns.
+pub(crate) fn on_newtask(child: *mut TaskStruct, clone_vm: bool, vfork: bool) {
     let Some(parent) = scope_of(current_task()) else {
         return;
     };
@@ -181,7 +181,7 @@ pub(crate) fn on_newtask(child: *mut TaskStruct, clone_vm: bool) {
         join(&mut map, child as usize, node)
     };
     drop(old);
-    scope.copy_after_fork();
+    scope.copy_after_fork(vfork);
 }
 
 /// Exec and exit probes: `task` leaves its scope; the last one out queues its teardown.

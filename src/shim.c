@@ -16,6 +16,7 @@
 #include <linux/perf_event.h>
 #include <linux/ring_buffer.h>
 #include <linux/sched/mm.h>
+#include <linux/sched/signal.h>
 #include <linux/seq_file.h>
 #include <linux/stddef.h>
 #include <linux/trace_events.h>
@@ -249,6 +250,11 @@ int rue_user_test_bit_remote(struct mm_struct *mm, unsigned long addr, unsigned 
 	kunmap_local(word);
 	put_page(page);
 	return ret;
+}
+
+bool rue_fatal_signal_pending(void)
+{
+	return fatal_signal_pending(current);
 }
 
 bool rue_userfaultfd_armed(struct mm_struct *mm, unsigned long addr)

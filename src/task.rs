@@ -48,6 +48,12 @@ pub(crate) fn current() -> *mut bindings::task_struct {
     unsafe { bindings::get_current() }
 }
 
+/// True if the calling task has a fatal signal pending (`fatal_signal_pending(current)`).
+pub(crate) fn fatal_signal_pending() -> bool {
+    // SAFETY: No preconditions.
+    unsafe { bindings::rue_fatal_signal_pending() }
+}
+
 /// [`current`] on x86-64: this CPU's `current_task`.
 #[cfg(CONFIG_X86_64)]
 #[inline(always)]
