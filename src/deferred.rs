@@ -6,7 +6,7 @@
 //!   last references went (the tracing core removes the newest events fastest). Nothing on it
 //!   waits for user space: it takes `event_mutex`.
 //! - **scopes** (unbound): each scope's teardown, the work of a process's exit or exec, and the
-//!   fork copies a forking task could not make itself (see below). Unrelated processes'
+//!   fork copies a forking task does not make itself (see below, and [`crate::enabler`]). Unrelated processes'
 //!   teardowns and copies run side by side, and none waits behind another process's work or a
 //!   destroy. The orders a scope's work needs (a copy after the copy into its source, a
 //!   teardown after the copies that read or fill the scope) are kept by [`crate::enabler`]

@@ -40,7 +40,8 @@
 //! graveyard (holding its event reference) until the last pending copy ran.
 //!
 //! The forking task makes the copy before its `fork()` returns to user space (task work, as
-//! upstream makes it inside `fork()`), or a worker of the unbound scopes queue if the task
+//! upstream makes it inside `fork()`), or a worker of the unbound scopes queue for a `vfork`
+//! parent (it waits for its child first), a forker with a fatal signal pending, or a task that
 //! cannot take task work; teardowns run on that queue, side by side. What a copy allocates is
 //! charged to the memory cgroup of the fork. The orders they need are kept here: a copy starts
 //! only once its source is copied (a grandchild's copy runs the copy into its parent first, or
@@ -586,8 +587,9 @@ fn release_graveyard(scope: &Scope, held: &mut Held, oldest: u64) {
     }
 }
 
-/// A fork copy (upstream `user_event_mm_dup`) that the forking task could not make itself
-/// ([`Scope::copy_after_fork`]), on the unbound scopes queue. Nothing to do if the child's
+/// A fork copy (upstream `user_event_mm_dup`) that the forking task does not make itself (a
+/// `vfork` parent, a forker with a fatal signal pending, a task that cannot take task work:
+/// [`Scope::copy_after_fork`]), on the unbound scopes queue. Nothing to do if the child's
 /// first REG or UNREG ran it (or a copy into a descendant of the child, which needs it first),
 /// or its teardown cancelled it, first.
 impl WorkItem<1> for Scope {

@@ -1615,7 +1615,8 @@ TEST_F_TIMEOUT(enabler, reg_waiting_for_its_copy_dies_at_sigkill, 900)
 	ASSERT_EQ('R', read_byte(back[0], rue_bound_ms(600 * 1000)));
 	ASSERT_EQ(sizeof(n), read(back[0], &n, sizeof(n)));
 	ASSERT_EQ(0, send_byte(cmd[1], 'F'));
-	ASSERT_TRUE(rue_wait_until(kw->child, 10 * 1000, 100));
+	/* After the twin's copy: seconds on the debug kernel. */
+	ASSERT_TRUE(rue_wait_until(kw->child, 600 * 1000, 100));
 	child = kw->child;
 	/* The child's REG waits for the copy its forker makes. */
 	got = rue_wait_until(kw->reg && (state = rue_proc_state(child)) == 'D', 10 * 1000, 100);
@@ -2246,7 +2247,7 @@ TEST_F_TIMEOUT(enabler, status_reaches_the_child_of_a_waiting_forker, 300)
 		volatile pid_t child;
 		volatile long long seen;
 	} *sh = shared_mem(sizeof(*sh));
-	int cmd[2], back[2], status;
+	int cmd[2], back[2], status = 0;
 	pid_t forker;
 	long long t;
 
@@ -2269,6 +2270,7 @@ TEST_F_TIMEOUT(enabler, status_reaches_the_child_of_a_waiting_forker, 300)
 		if (child < 0)
 			_exit(4);
 		if (child == 0) {
+			die_with_parent();
 			sh->child = getpid();
 			if (wait_bits(&word, 1, 1, 4 * PS_LIMIT_MS))
 				sh->seen = rue_now_ms();
