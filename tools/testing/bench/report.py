@@ -63,6 +63,8 @@ GROUPS = [
         for k, label in (("reg", "REG, another process"), ("unreg", "UNREG, another process"),
                          ("reg_own", "REG, the holder itself"),
                          ("unreg_own", "UNREG, the holder itself"),
+                         ("fork", "the holder's fork(), until it returns"),
+                         ("fork_reg", "the same fork, until the child's first REG returned"),
                          ("exit", "holder's exit until the event is deleted"))
     ]),
     ("Enable fan-out: ftrace enable + disable of an event with 1,000 enablers", [

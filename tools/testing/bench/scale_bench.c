@@ -25,6 +25,11 @@
  *   enablersN_reg_own, enablersN_unreg_own
  *                    the holder's own REG and UNREG of one more bit, while
  *                    its N exist (the mean of 40, per run)
+ *   enablersN_fork   the holder's fork(), until it returns in the holder
+ *   enablersN_fork_reg
+ *                    the same fork, until the child's first REG (of one more
+ *                    bit) returned: that REG needs the child's copy of the N,
+ *                    wherever it is made (the child reaped after each)
  *   enablersN_exit   the holder's exit until the event is deleted, once
  * fanout PxE: P processes each register one event (__rue_sf) at E bits:
  *   fanoutPxE        an ftrace enable and disable of the event, which
@@ -45,6 +50,8 @@
 #define NEW 20
 #define CREATE_RUNS_BELOW 1000
 #define EXIT_TIMEOUT_S 600
+/* After a forked child is reaped: 0.3 s, six times the module's teardown of 100,000 copies. */
+#define FORK_SETTLE_US 300000
 
 static int runs = 5;
 
@@ -315,8 +322,49 @@ static void events(long n)
 }
 
 /*
+ * A fork of a holder of enablers: reports the ns until fork() returned in the
+ * forker, and until the child's first REG (one more bit of the holder's event,
+ * at @word) returned, which needs the child's copy of the enablers: upstream
+ * makes it inside fork(), the module before fork() returns or, for a REG that
+ * comes first, in that REG. The child is reaped, and 0.3 s given to what its
+ * exit left to workers, before this returns.
+ */
+static void fork_once(int fd, const char *name_args, __u32 *word, int out)
+{
+	int ready[2], status;
+	double t0, forked, done;
+	pid_t pid;
+
+	if (pipe(ready))
+		die("pipe");
+	t0 = now_ns();
+	pid = fork();
+	if (pid < 0)
+		die("fork");
+	if (pid == 0) {
+		must_reg(fd, name_args, word, 0);
+		done = now_ns();
+		if (write(ready[1], &done, sizeof(done)) != sizeof(done))
+			_exit(1);
+		_exit(0);
+	}
+	forked = now_ns();
+	close(ready[1]);
+	if (read(ready[0], &done, sizeof(done)) != sizeof(done))
+		fail("scale_bench: a forked child died");
+	close(ready[0]);
+	if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status) || WEXITSTATUS(status))
+		fail("scale_bench: a forked child failed");
+	/* Time for what the child's exit left to workers, so that the next fork does not meet it. */
+	usleep(FORK_SETTLE_US);
+	send_double(out, forked - t0);
+	send_double(out, done - t0);
+}
+
+/*
  * Holds @n enablers of the event @name_args; reports their mean REG. On 'o'
- * times runs of its own REG/UNREG pairs of one more word and reports them.
+ * times runs of its own REG/UNREG pairs of one more word and reports them; on
+ * 'f' forks once (fork_once).
  */
 static void hold_enablers(long n, const char *name_args, int out, int cmd)
 {
@@ -327,16 +375,25 @@ static void hold_enablers(long n, const char *name_args, int out, int cmd)
 	for (long i = 0; i < n; i++)
 		must_reg(fd, name_args, &w[i / 32], i % 32);
 	send_double(out, (now_ns() - t0) / n);
-	while (recv_cmd(cmd) == 'o') {
-		reg_pairs(fd, name_args, &w[(n + 31) / 32], &reg, &unreg);
-		send_double(out, reg);
-		send_double(out, unreg);
+	for (;;) {
+		char c = recv_cmd(cmd);
+
+		if (c == 'o') {
+			reg_pairs(fd, name_args, &w[(n + 31) / 32], &reg, &unreg);
+			send_double(out, reg);
+			send_double(out, unreg);
+		} else if (c == 'f') {
+			fork_once(fd, name_args, &w[(n + 31) / 32], out);
+		} else {
+			return;
+		}
 	}
 }
 
 static void enablers(long n)
 {
 	double reg[MAX_RUNS], unreg[MAX_RUNS], reg_own[MAX_RUNS], unreg_own[MAX_RUNS];
+	double fork_ret[MAX_RUNS], fork_reg[MAX_RUNS];
 	char name_args[64], name[128];
 	__u32 *w = words(32);
 	struct holder h;
@@ -352,6 +409,12 @@ static void enablers(long n)
 		reg_own[r] = recv_double(h.out);
 		unreg_own[r] = recv_double(h.out);
 	}
+	/* After the REGs: a child's exit leaves work behind (the module's teardown of its copies). */
+	for (int r = 0; r < runs; r++) {
+		send_cmd(&h, 'f');
+		fork_ret[r] = recv_double(h.out);
+		fork_reg[r] = recv_double(h.out);
+	}
 	close(fd);
 
 	snprintf(name, sizeof(name), "enablers%ld_reg", n);
@@ -362,6 +425,10 @@ static void enablers(long n)
 	report(name, reg_own, runs);
 	snprintf(name, sizeof(name), "enablers%ld_unreg_own", n);
 	report(name, unreg_own, runs);
+	snprintf(name, sizeof(name), "enablers%ld_fork", n);
+	report(name, fork_ret, runs);
+	snprintf(name, sizeof(name), "enablers%ld_fork_reg", n);
+	report(name, fork_reg, runs);
 	snprintf(name, sizeof(name), "enablers%ld_exit", n);
 	/* name_args without its field: the event's name. */
 	*strchr(name_args, ' ') = '\0';
