@@ -192,12 +192,12 @@ void rue_inode_unlock(struct inode *inode);
 /* set_bit()/clear_bit() of @bit in the long at @offset of a pinned @page (kmap_local). */
 void rue_page_change_bit(struct page *page, unsigned long offset, unsigned int bit, bool set);
 /*
- * test_bit() of @bit in the aligned long at user address @addr of @mm, whose mmap lock the
- * caller holds for reading, through a page reference (get_user_pages_remote, FOLL_NOFAULT: no
- * fault, and no unsharing of a page still shared copy-on-write, as a pin would need): 1 or 0,
- * or -EFAULT if the page is not present.
+ * Reads the aligned long at user address @addr of @mm, whose mmap lock the caller holds for
+ * reading, into @val, through a page reference (get_user_pages_remote, FOLL_NOFAULT: no fault,
+ * and no unsharing of a page still shared copy-on-write, as a pin would need): 0, or -EFAULT if
+ * the page is not present.
  */
-int rue_user_test_bit_remote(struct mm_struct *mm, unsigned long addr, unsigned int bit);
+int rue_user_read_long_remote(struct mm_struct *mm, unsigned long addr, unsigned long *val);
 /* fatal_signal_pending(current): the calling task is on its way out (SIGKILL). */
 bool rue_fatal_signal_pending(void);
 /*

@@ -103,6 +103,7 @@ use core::{
 };
 use kernel::{
     c_str,
+    ffi::c_ulong,
     list::{AtomicTracker, List, ListArc, ListLinks, TryNewListArc},
     mm::{Mm, MmWithUser},
     new_spinlock, new_work,
@@ -1064,13 +1065,29 @@ fn write_bit(mm: &Mm, addr: u64, bit: u8, set: bool) -> Result {
     Ok(())
 }
 
-/// Whether `bit` of the enable word at `addr` in `mm` is set, without faulting or unsharing a
-/// page still shared copy-on-write: `EFAULT` if the page is not present, `ENOENT` if the address
-/// space is gone.
-fn read_bit(mm: &Mm, addr: u64, bit: u8) -> Result<bool> {
-    let (word, bit) = enable::word_and_bit(addr, bit);
-    // SAFETY: `with_mmap_read` holds the address space's mmap lock for reading.
-    with_mmap_read(mm, |user| unsafe { user_word::test_bit(user, word, bit) })?
+/// Reads the child's word of each copy in `batch`, without faulting or unsharing a page still
+/// shared copy-on-write: whether its bit is set, `EFAULT` if the page is not present, `ENOENT` if
+/// the address space is gone. One mmap lock for the batch, and one read for bits of one word
+/// that follow one another (a copy's walk takes each word's bits in order).
+fn read_words(mm: &Mm, batch: &mut [Option<Copying>]) {
+    let read = with_mmap_read(mm, |user| {
+        let mut last: Option<(u64, Result<c_ulong>)> = None;
+        for c in batch.iter_mut().flatten() {
+            let (word, bit) = enable::word_and_bit(c.src.addr, c.src.bit);
+            let value = match last {
+                Some((at, value)) if at == word => value,
+                // SAFETY: `with_mmap_read` holds the address space's mmap lock for reading.
+                _ => unsafe { user_word::read_long(user, word) },
+            };
+            last = Some((word, value));
+            c.word = value.map(|v| (v >> bit) & 1 != 0);
+        }
+    });
+    if let Err(e) = read {
+        for c in batch.iter_mut().flatten() {
+            c.word = Err(e);
+        }
+    }
 }
 
 /// Sets or clears `bit` of the enable word at `addr` through the calling task's own mapping,
@@ -1316,7 +1333,8 @@ fn after(key: WordKey) -> WordKey {
 }
 
 /// An enabler of the parent being copied into a child: the parent's, its copy (allocated), and
-/// whether the child's word had the bit set when read, before `event_mutex` was taken.
+/// whether the child's word had the bit set when read, before `event_mutex` was taken
+/// ([`read_words`]; `ENOENT` until then).
 struct Copying {
     src: Arc<Enabler>,
     new: NewEnabler,
@@ -1424,10 +1442,14 @@ fn copy(parent: &Scope, child: &Arc<Scope>, snapshot: u64) -> Result {
                 event: spare.take(),
             };
             let new = NewEnabler::new(child, src.event, src.addr, src.bit, nodes)?;
-            // The child's mmap lock, without `event_mutex`.
-            let word = read_bit(&child.mm, src.addr, src.bit);
-            *entry = Some(Copying { src, new, word });
+            *entry = Some(Copying {
+                src,
+                new,
+                word: Err(ENOENT),
+            });
         }
+        // The child's mmap lock, without `event_mutex`.
+        read_words(&child.mm, &mut batch);
     }
 }
 

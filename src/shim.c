@@ -237,19 +237,18 @@ void rue_page_change_bit(struct page *page, unsigned long offset, unsigned int b
 	kunmap_local(word);
 }
 
-int rue_user_test_bit_remote(struct mm_struct *mm, unsigned long addr, unsigned int bit)
+int rue_user_read_long_remote(struct mm_struct *mm, unsigned long addr, unsigned long *val)
 {
 	struct page *page;
 	unsigned long *word;
-	int ret;
 
 	if (get_user_pages_remote(mm, addr, 1, FOLL_NOFAULT, &page, NULL) != 1)
 		return -EFAULT;
 	word = kmap_local_page(page) + offset_in_page(addr);
-	ret = test_bit(bit, word);
+	*val = READ_ONCE(*word);
 	kunmap_local(word);
 	put_page(page);
-	return ret;
+	return 0;
 }
 
 bool rue_fatal_signal_pending(void)

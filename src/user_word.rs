@@ -9,7 +9,7 @@
 //! page pinned in any address space ([`PinnedWord`]), and a fault-in for writing
 //! ([`fault_in_writable`]). A task may also fault its own page in by pinning it
 //! ([`PinnedWord::pin_own`]), which keeps a fork from sharing it again while pinned. A fork
-//! copy first reads the child's bit ([`test_bit`]), and leaves a word that already shows the
+//! copy first reads the child's word ([`read_long`]), and leaves a word that already shows the
 //! event's state alone.
 
 use crate::bindings;
@@ -119,22 +119,24 @@ impl Drop for PinnedWord {
     }
 }
 
-/// Whether `bit` (below the word's bits) of the aligned `unsigned long` at user address `word`
-/// of `user` is set, read through a page reference that neither faults nor unshares a page still
-/// shared copy-on-write; `EFAULT` if the page is not present.
+/// The aligned `unsigned long` at user address `word` of `user`, read through a page reference
+/// that neither faults nor unshares a page still shared copy-on-write; `EFAULT` if the page is not
+/// present.
 ///
 /// # Safety
 ///
 /// `user`'s mmap lock is held for reading.
-pub(crate) unsafe fn test_bit(user: &MmWithUser, word: u64, bit: u32) -> Result<bool> {
+pub(crate) unsafe fn read_long(user: &MmWithUser, word: u64) -> Result<c_ulong> {
     if word % size_of::<c_ulong>() as u64 != 0 {
         return Err(EFAULT);
     }
+    let mut val: c_ulong = 0;
     // SAFETY: The address space is held by `user` and its mmap lock for reading (the caller's
-    // guarantee); the address is aligned to the long it reads.
-    let ret = unsafe { bindings::rue_user_test_bit_remote(user.as_raw(), word as c_ulong, bit) };
-    kernel::error::to_result(ret)?;
-    Ok(ret != 0)
+    // guarantee); the address is aligned to the long it reads; `val` is a local the call writes.
+    kernel::error::to_result(unsafe {
+        bindings::rue_user_read_long_remote(user.as_raw(), word as c_ulong, &mut val)
+    })?;
+    Ok(val)
 }
 
 /// Whether user address `addr` of `user` is in a VMA registered with a userfaultfd, whose
