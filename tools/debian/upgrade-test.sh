@@ -55,6 +55,8 @@ old=$old_abi-amd64 new=$new_abi-amd64
 tmp=$out/tmp
 # How long a boot may take until its power-off: 7 times the slowest seen (60 s).
 boot_limit=${RUE_UPGRADE_BOOT_LIMIT:-420}
+# What the kernel prints when something went wrong (a boot showing one is not made again).
+kernel_reports='blocked for more than|BUG:|WARNING:|Oops|Call Trace'
 # shellcheck source=tap.sh
 . "$here/tap.sh"
 
@@ -186,7 +188,9 @@ boot() {
 	#     abort booting a kernel that had booted before;
 	#   - a boot that never ends (timeout's 124): once, CI saw a boot of the old kernel print
 	#     nothing of its report in 900 s, where the same disk booted at once the next time.
-	# A system that hangs or dies each time still fails, and its logs say where.
+	# Neither is made again when the kernel reported something on the console (a task blocked,
+	# a warning, an oops): that is the system's failure, and the log shows it. A system that
+	# hangs or dies each time still fails, and its logs say where.
 	for attempt in 1 2; do
 		rc=0
 		start=$(date +%s)
@@ -205,6 +209,7 @@ boot() {
 		rm -f "$img"
 		echo "# booted $kernel in $(($(date +%s) - start)) s (QEMU status $rc)"
 		[ "$rc" -ge 124 ] && [ "$attempt" -eq 1 ] || break
+		! grep -Eq "$kernel_reports" "$log" || break
 		mv "$log" "$log.1"
 		echo "# $(if [ "$rc" -eq 124 ]; then echo "the boot did not end in $boot_limit s"; else echo "QEMU died (status $rc)"; fi), the console's last words: $(last_words "$log.1") - booting again"
 	done
