@@ -33,6 +33,12 @@
 #                 alternating by round), so that a round's ratios come from
 #                 one boot of one kernel image: a host whose speed changes
 #                 from boot to boot moves both sides alike.
+#   BENCH_ARCH    x86_64 (default) or arm64: the two kernels built for arm64 in
+#                 the trixie root with Debian's arm64 toolchain
+#                 (tools/kernel/build-arm64.sh), the module built there for
+#                 them as for Debian's arm64 kernels, the benchmarks
+#                 cross-built, and the guests run by qemu-system-aarch64's
+#                 virt machine. Writes build/bench-arm64-CLOCK[-one]/.
 # Writes build/bench/ (build/bench-icount/ with BENCH_CLOCK=icount):
 # results.txt (the table), results.md, results.tsv, rounds.tsv (every round's
 # medians), scaling.svg, and logs/ (the VMs' console logs).
@@ -44,7 +50,13 @@ n=${BENCH_N:-20000}
 runs=${BENCH_RUNS:-5}
 clock=${BENCH_CLOCK:-wall}
 kernels=${BENCH_KERNELS:-two}
-out="$top/build/bench$([ "$clock" = wall ] || echo "-$clock")$([ "$kernels" = two ] || echo "-one")"
+arch=${BENCH_ARCH:-x86_64}
+case "$arch" in
+x86_64) out="$top/build/bench$([ "$clock" = wall ] || echo "-$clock")" ;;
+arm64) out="$top/build/bench-arm64-$clock" ;;
+*) echo "bench: BENCH_ARCH must be x86_64 or arm64" >&2; exit 1 ;;
+esac
+out="$out$([ "$kernels" = two ] || echo "-one")"
 start=$(date +%s)
 
 log() { printf 'bench: %s\n' "$*" >&2; }
@@ -70,6 +82,11 @@ mkdir -p "$out/logs"
 # The two kernels, cached by their fragments' hashes like the test kernel.
 declare -A kdir
 for side in module upstream; do
+	if [ "$arch" = arm64 ]; then
+		log "$side kernel: $(bash "$top/tools/kernel/build-arm64.sh" --print-kdir "$side")"
+		kdir[$side]=$(bash "$top/tools/kernel/build-arm64.sh" "$side")
+		continue
+	fi
 	bash "$top/tools/kernel/bench-fragment.sh" "$side" >"$out/kernel-$side.config"
 	log "$side kernel: $(RUE_KERNEL_FRAGMENT="$out/kernel-$side.config" \
 		bash "$top/tools/kernel/build.sh" --print-kdir)"
@@ -97,8 +114,20 @@ else
 fi
 log "building rust_user_events.ko for $module_kdir"
 bash "$top/tools/debian/stage-sources.sh" "$out/module"
-make -C "$module_kdir" M="$out/module" LLVM=-19 RUE_BESIDE=$beside modules >"$out/module-build.log" 2>&1 ||
-	{ tail -30 "$out/module-build.log" >&2; die "the module did not build: $out/module-build.log"; }
+if [ "$arch" = arm64 ]; then
+	# In the trixie root, by the kernels' own toolchain (toolchain-check.sh, as for Debian's
+	# arm64 kernels; asked of the module kernel, which the check serves: the upstream
+	# kernel has user_events built in, and the same toolchain).
+	bash "$top/tools/debian/chroot.sh" --bind "$module_kdir:/rue/kernel" \
+		--bind "${kdir[module]}:/rue/module-kernel" -- bash -c \
+		'export PATH=/usr/bin:/bin:/usr/sbin:/sbin
+		vars=$(bash /rue/src/tools/debian/toolchain-check.sh /rue/module-kernel/.config)
+		mapfile -t vars <<<"$vars"
+		make -C /rue/kernel M="$1" "${vars[@]}" RUE_BESIDE="$2" modules' \
+		sh "/rue/src${out#"$top"}/module" "$beside" >"$out/module-build.log" 2>&1
+else
+	make -C "$module_kdir" M="$out/module" LLVM=-19 RUE_BESIDE=$beside modules >"$out/module-build.log" 2>&1
+fi || { tail -30 "$out/module-build.log" >&2; die "the module did not build: $out/module-build.log"; }
 ko="$out/module/rust_user_events.ko"
 
 # One guest for both kernels: the benchmarks, static, and the round's script;
@@ -106,8 +135,14 @@ ko="$out/module/rust_user_events.ko"
 # (Documentation/performance.md, "Where the time goes").
 headers="${kdir[module]}/usr/include"
 mkdir -p "$out/guest/bin"
+cc=(gcc)
+vm_arch=()
+[ "$arch" = x86_64 ] || {
+	cc=(clang-19 --target=aarch64-linux-gnu -fuse-ld=lld)
+	vm_arch=(--arch arm64 --busybox "$(bash "$top/tools/debian/fetch.sh" busybox-static arm64)/usr/bin/busybox")
+}
 for prog in write_bench scale_bench kprof; do
-	gcc -static -O2 -Wall -Wextra -isystem "$headers" -o "$out/guest/bin/$prog" \
+	"${cc[@]}" -static -O2 -Wall -Wextra -isystem "$headers" -o "$out/guest/bin/$prog" \
 		"$top/tools/testing/bench/$prog.c"
 done
 install -m 0755 "$top/tools/testing/bench/guest.sh" "$out/guest/bench.sh"
@@ -127,9 +162,14 @@ boot() {
 	upstream) args=(--no-module); provider=builtin; kd=${kdir[upstream]} ;;
 	both) args=(--module "$ko"); provider=both; kd=${kdir[upstream]} ;;
 	esac
+	if [ "$arch" = arm64 ]; then
+		args+=("${vm_arch[@]}" --kernel "$kd/arch/arm64/boot/Image")
+	else
+		args+=(--kdir "$kd")
+	fi
 	log "round $r of $rounds: $side kernel${sides:+ ($sides)}"
 	t=$(date +%s)
-	if ! bash "$top/tools/vm/run.sh" "${clock_args[@]}" --kdir "$kd" "${args[@]}" \
+	if ! bash "$top/tools/vm/run.sh" "${clock_args[@]}" "${args[@]}" \
 		--add "$out/guest" --log "$vmlog" --timeout 1800 \
 		-- "rue-run bench sh /rue/bench.sh $n $runs $sides" >"$vmlog.checked" 2>&1; then
 		cat "$vmlog.checked" >&2
@@ -168,7 +208,7 @@ bpf_runs() {
 		"$rounds rounds$([ "$kernels" = two ] && echo ' per kernel, alternating' || echo ' of one boot each');" \
 		"write cases $runs runs of $n calls, the median per round"
 	echo "host: $(nproc) CPUs, $(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1);" \
-		"guests: $(qemu-system-x86_64 --version | head -1 | sed 's/ (.*//'), TCG, 2 vCPUs, 2 GiB;" \
+		"guests: $arch, $(qemu-system-"${arch/arm64/aarch64}" --version | head -1 | sed 's/ (.*//'), TCG, 2 vCPUs, 2 GiB;" \
 		"clock: $clock$([ "$clock" = wall ] || echo ' (1 ns per guest instruction, one CPU thread)')"
 	if [ "$kernels" = two ]; then
 		echo "module kernel:   ${kdir[module]} + rust_user_events.ko"

@@ -99,8 +99,8 @@ arm64)
 	qemu=(qemu-system-aarch64 -machine virt)
 	console=ttyAMA0
 	accel=(-accel tcg -cpu max,pauth-impdef=on)
-	[ "$kvm" -eq 0 ] && [ "$icount" -eq 0 ] ||
-		{ echo "run.sh: --kvm and --icount are for x86_64 only" >&2; exit 2; }
+	[ "$icount" -eq 0 ] || accel=(-accel tcg,thread=single -icount shift=0,sleep=off -cpu max,pauth-impdef=on)
+	[ "$kvm" -eq 0 ] || { echo "run.sh: --kvm is for x86_64 only" >&2; exit 2; }
 	;;
 *) echo "run.sh: unknown --arch $arch (x86_64, arm64)" >&2; exit 2 ;;
 esac
