@@ -1068,7 +1068,8 @@ fn write_bit(mm: &Mm, addr: u64, bit: u8, set: bool) -> Result {
 /// Reads the child's word of each copy in `batch`, without faulting or unsharing a page still
 /// shared copy-on-write: whether its bit is set, `EFAULT` if the page is not present, `ENOENT` if
 /// the address space is gone. One mmap lock for the batch, and one read for bits of one word
-/// that follow one another (a copy's walk takes each word's bits in order).
+/// that follow one another (the live tree, which a copy walks first, holds a word's bits in
+/// order; the graveyard, ordered by removal, may read a word again).
 fn read_words(mm: &Mm, batch: &mut [Option<Copying>]) {
     let read = with_mmap_read(mm, |user| {
         let mut last: Option<(u64, Result<c_ulong>)> = None;
