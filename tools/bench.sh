@@ -121,7 +121,7 @@ if [ "$arch" = arm64 ]; then
 	bash "$top/tools/debian/chroot.sh" --bind "$module_kdir:/rue/kernel" \
 		--bind "${kdir[module]}:/rue/module-kernel" -- bash -c \
 		'export PATH=/usr/bin:/bin:/usr/sbin:/sbin
-		vars=$(bash /rue/src/tools/debian/toolchain-check.sh /rue/module-kernel/.config)
+		vars=$(bash /rue/src/tools/debian/toolchain-check.sh /rue/module-kernel/.config) || exit 1
 		mapfile -t vars <<<"$vars"
 		make -C /rue/kernel M="$1" "${vars[@]}" RUE_BESIDE="$2" modules' \
 		sh "/rue/src${out#"$top"}/module" "$beside" >"$out/module-build.log" 2>&1
