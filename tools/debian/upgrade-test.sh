@@ -208,7 +208,7 @@ boot() {
 			</dev/null >"$log" 2>&1 || rc=$?
 		rm -f "$img"
 		echo "# booted $kernel in $(($(date +%s) - start)) s (QEMU status $rc)"
-		[ "$rc" -ge 124 ] && [ "$attempt" -eq 1 ] || break
+		{ [ "$rc" -eq 124 ] || [ "$rc" -gt 128 ]; } && [ "$attempt" -eq 1 ] || break
 		! grep -Eq "$kernel_reports" "$log" || break
 		mv "$log" "$log.1"
 		echo "# $(if [ "$rc" -eq 124 ]; then echo "the boot did not end in $boot_limit s"; else echo "QEMU died (status $rc)"; fi), the console's last words: $(last_words "$log.1") - booting again"
