@@ -77,12 +77,7 @@ script='set -euo pipefail
 	kmake -s tinyconfig >/dev/null
 	"$k/linux/scripts/kconfig/merge_config.sh" -m -O "$k" "$k/.config" "$k/fragment.config" >"$k/merge.log"
 	kmake -s olddefconfig
-	bad=0
-	while IFS= read -r want; do
-		case "$want" in CONFIG_*=* | "# CONFIG_"*" is not set") ;; *) continue ;; esac
-		grep -qxF "$want" "$k/.config" || { echo "config: wanted $want" >&2; bad=1; }
-	done <"$k/fragment.config"
-	[ "$bad" -eq 0 ]
+	bash /rue/src/tools/kernel/config-check.sh "$k/fragment.config" "$k/.config"
 	kmake all
 	kmake -s headers'
 bash "$top/tools/debian/chroot.sh" --bind "$kdir:/rue/kernel" -- bash -c "$script" sh /rue/kernel "$jobs" >&2

@@ -75,21 +75,7 @@ cp "$fragment" "$kdir/fragment.config"
 kmake -s olddefconfig
 
 # Kconfig silently drops values whose dependencies are unmet: refuse that.
-bad=0
-while IFS= read -r line; do
-	case "$line" in
-	CONFIG_*=*) want="$line" ;;
-	"# CONFIG_"*" is not set") want="$line" ;;
-	*) continue ;;
-	esac
-	if ! grep -qxF "$want" "$kdir/.config"; then
-		name=${want#\# }
-		name=${name%%[= ]*}
-		log "config: wanted '$want', got '$(grep -E "^$name=|^# $name is not set" "$kdir/.config" || echo unset)'"
-		bad=1
-	fi
-done <"$fragment"
-[ "$bad" -eq 0 ] || { log "fragment not satisfied"; exit 1; }
+bash "$here/config-check.sh" "$fragment" "$kdir/.config" || { log "fragment not satisfied"; exit 1; }
 
 log "building (jobs=$jobs)"
 start=$(date +%s)
