@@ -9,6 +9,7 @@
 #define RUE_INSNPROF_H
 
 #include <stdlib.h>
+#include <string.h>
 #include <sys/mman.h>
 
 static void (*insnprof_start)(void), (*insnprof_stop)(void);
@@ -21,8 +22,16 @@ static inline void insnprof_init(void)
 
 	if (p == MAP_FAILED)
 		abort();
+#ifdef __aarch64__
+	static const unsigned char ret[] = { 0xc0, 0x03, 0x5f, 0xd6 };	/* ret */
+
+	memcpy(p, ret, sizeof(ret));
+	memcpy(p + 0x1000, ret, sizeof(ret));
+	__builtin___clear_cache((char *)p, (char *)p + 0x2000);
+#else
 	p[0] = 0xc3;		/* ret */
 	p[0x1000] = 0xc3;
+#endif
 	insnprof_start = (void (*)(void))p;
 	insnprof_stop = (void (*)(void))(p + 0x1000);
 }
