@@ -52,8 +52,12 @@ enum {
 	RUE_TASK_PERF_RECURSION = offsetof(struct task_struct, perf_recursion),
 	RUE_TASK_PID = offsetof(struct task_struct, pid),
 	RUE_TASK_MIGRATION_DISABLED = offsetof(struct task_struct, migration_disabled),
-#ifdef CONFIG_X86_64
+#if defined(CONFIG_X86_64) || defined(CONFIG_ARM64)
 	RUE_TASK_TI_FLAGS = offsetof(struct task_struct, thread_info.flags),
+#endif
+#ifdef CONFIG_ARM64
+	RUE_TASK_TI_PREEMPT_COUNT = offsetof(struct task_struct, thread_info.preempt_count),
+	RUE_TASK_TI_CPU = offsetof(struct task_struct, thread_info.cpu),
 #endif
 };
 
@@ -68,8 +72,12 @@ enum {
 	RUE_TASK_PERF_RECURSION_SIZE = sizeof_field(struct task_struct, perf_recursion[0]),
 	RUE_TASK_PID_SIZE = sizeof_field(struct task_struct, pid),
 	RUE_TASK_MIGRATION_DISABLED_SIZE = sizeof_field(struct task_struct, migration_disabled),
-#ifdef CONFIG_X86_64
+#if defined(CONFIG_X86_64) || defined(CONFIG_ARM64)
 	RUE_TASK_TI_FLAGS_SIZE = sizeof_field(struct task_struct, thread_info.flags),
+#endif
+#ifdef CONFIG_ARM64
+	RUE_TASK_TI_PREEMPT_COUNT_SIZE = sizeof_field(struct task_struct, thread_info.preempt_count),
+	RUE_TASK_TI_CPU_SIZE = sizeof_field(struct task_struct, thread_info.cpu),
 #endif
 };
 
@@ -162,6 +170,12 @@ void rue_tracepoint_synchronize_unregister(void);
 /* smp_processor_id(): call with preemption disabled. nr_cpu_ids. */
 unsigned int rue_smp_processor_id(void);
 unsigned int rue_nr_cpu_ids(void);
+
+/*
+ * get_user() of a u32: 0, or -EFAULT. On arm64 the write index is read with it in
+ * place (x86-64 calls __get_user_4 itself).
+ */
+int rue_get_user_u32(u32 *val, const u32 __user *addr);
 
 /* copy_struct_from_user(), access_ok(), perfmon_capable(). */
 int rue_copy_struct_from_user(void *dst, size_t ksize, const void __user *src, size_t usize);

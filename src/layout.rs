@@ -47,8 +47,9 @@ macro_rules! constant {
     };
 }
 
-/// How many facts there are: `thread_info.flags` and `pt_regs` are read on x86-64 only.
-const FACTS: usize = if cfg!(CONFIG_X86_64) { 46 } else { 41 };
+/// How many facts there are: `thread_info.flags` is read on x86-64 and arm64, `pt_regs` on
+/// x86-64 only, `thread_info.preempt_count` and `.cpu` on arm64 only.
+const FACTS: usize = if cfg!(CONFIG_X86_64) { 46 } else { 44 };
 
 /// The Rust side of the check, in the order of `rue_layout_c`.
 fn rust_layout() -> [Fact; FACTS] {
@@ -87,8 +88,15 @@ fn rust_layout() -> [Fact; FACTS] {
             "task_struct.migration_disabled",
             bindings::RUE_TASK_MIGRATION_DISABLED
         ),
-        #[cfg(CONFIG_X86_64)]
+        #[cfg(any(CONFIG_X86_64, CONFIG_ARM64))]
         constant!("task_struct.thread_info.flags", bindings::RUE_TASK_TI_FLAGS),
+        #[cfg(CONFIG_ARM64)]
+        constant!(
+            "task_struct.thread_info.preempt_count",
+            bindings::RUE_TASK_TI_PREEMPT_COUNT
+        ),
+        #[cfg(CONFIG_ARM64)]
+        constant!("task_struct.thread_info.cpu", bindings::RUE_TASK_TI_CPU),
         // The module-local bindings' view of the tracing core's structures, which their layout
         // tests check against clang only: a GCC-built kernel is checked here.
         offset!(trace_event_file, event_call),

@@ -61,8 +61,12 @@ const struct rue_layout_entry rue_layout_c[] = {
 	RUE_OFFSET(task_struct, perf_recursion),
 	RUE_OFFSET(task_struct, pid),
 	RUE_OFFSET(task_struct, migration_disabled),
-#ifdef CONFIG_X86_64
+#if defined(CONFIG_X86_64) || defined(CONFIG_ARM64)
 	RUE_OFFSET(task_struct, thread_info.flags),
+#endif
+#ifdef CONFIG_ARM64
+	RUE_OFFSET(task_struct, thread_info.preempt_count),
+	RUE_OFFSET(task_struct, thread_info.cpu),
 #endif
 	RUE_OFFSET(trace_event_file, event_call),
 	RUE_OFFSET(trace_event_file, tr),
@@ -271,6 +275,11 @@ int rue_user_change_bit(u32 __user *uaddr, u32 mask, bool set)
 	ret = arch_futex_atomic_op_inuser(set ? FUTEX_OP_OR : FUTEX_OP_ANDN, mask, &old, uaddr);
 	pagefault_enable();
 	return ret;
+}
+
+int rue_get_user_u32(u32 *val, const u32 __user *addr)
+{
+	return get_user(*val, addr);
 }
 
 size_t rue_copy_from_user_nofault(void *dst, const void __user *src, size_t len)

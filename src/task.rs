@@ -27,8 +27,12 @@ const _: () = {
     assert!(bindings::RUE_TASK_PERF_RECURSION_SIZE as usize == size_of::<u8>());
     assert!(bindings::RUE_TASK_PID_SIZE as usize == size_of::<c_int>());
     assert!(bindings::RUE_TASK_MIGRATION_DISABLED_SIZE as usize == size_of::<u16>());
-    #[cfg(CONFIG_X86_64)]
+    #[cfg(any(CONFIG_X86_64, CONFIG_ARM64))]
     assert!(bindings::RUE_TASK_TI_FLAGS_SIZE as usize == size_of::<kernel::ffi::c_ulong>());
+    #[cfg(CONFIG_ARM64)]
+    assert!(bindings::RUE_TASK_TI_PREEMPT_COUNT_SIZE as usize == size_of::<u64>());
+    #[cfg(CONFIG_ARM64)]
+    assert!(bindings::RUE_TASK_TI_CPU_SIZE as usize == size_of::<u32>());
 };
 
 /// A task as the kernel's C code knows it, for the domain files that hand a task's address
@@ -36,13 +40,17 @@ const _: () = {
 pub(crate) type TaskStruct = bindings::task_struct;
 
 /// The calling task (`get_current()`): on x86-64 this CPU's `current_task`, one per-CPU load
-/// ([`current_task`]), unless the kernel changed how it reads it (the gate `percpu_inline`,
-/// [`crate::mirrors`]).
+/// ([`current_task`]), on arm64 the register `sp_el0` ([`current_sp_el0`]), unless the kernel
+/// changed how it reads it (the gate `percpu_inline`, [`crate::mirrors`]).
 #[inline(always)]
 pub(crate) fn current() -> *mut bindings::task_struct {
     #[cfg(CONFIG_X86_64)]
     if crate::mirrors::PERCPU_INLINE {
         return current_task();
+    }
+    #[cfg(CONFIG_ARM64)]
+    if crate::mirrors::PERCPU_INLINE {
+        return current_sp_el0();
     }
     // SAFETY: No preconditions.
     unsafe { bindings::get_current() }
@@ -68,6 +76,25 @@ fn current_task() -> *mut bindings::task_struct {
             ct = sym bindings::current_task,
             task = out(reg) task,
             options(att_syntax, nostack, pure, nomem, preserves_flags),
+        )
+    };
+    task
+}
+
+/// [`current`] on arm64: the kernel keeps the running task in `sp_el0` while it runs at EL1
+/// (or EL2), as its `get_current()` reads it.
+#[cfg(CONFIG_ARM64)]
+#[inline(always)]
+fn current_sp_el0() -> *mut bindings::task_struct {
+    let task: *mut bindings::task_struct;
+    // SAFETY: One system register read (`get_current()`'s `mrs`). `pure` and `nomem`, as C's
+    // asm without `volatile` or a memory clobber: a task always reads itself there, so one
+    // read serves a whole function.
+    unsafe {
+        core::arch::asm!(
+            "mrs {task}, sp_el0",
+            task = out(reg) task,
+            options(nostack, pure, nomem, preserves_flags),
         )
     };
     task
@@ -114,7 +141,14 @@ pub(crate) fn perf_recursion() -> *mut u8 {
 /// `&current->pagefault_disabled`, which `pagefault_disable()` and `pagefault_enable()` change.
 /// Only the task itself may change it, and only in pairs.
 #[cfg_attr(
-    not(all(CONFIG_X86_64, CONFIG_SMP, CONFIG_HAS_SEPARATE_PREEMPT_RESCHED_BITS)),
+    not(all(
+        CONFIG_SMP,
+        CONFIG_HAS_SEPARATE_PREEMPT_RESCHED_BITS,
+        any(
+            CONFIG_X86_64,
+            all(CONFIG_ARM64, not(CONFIG_CPU_BIG_ENDIAN), not(CONFIG_ARM64_PSEUDO_NMI))
+        )
+    )),
     allow(dead_code) // Used by the inline write section only (`crate::tracepoint`).
 )]
 #[inline(always)]
@@ -137,12 +171,15 @@ pub(crate) fn pid() -> c_int {
 }
 
 /// `current->migration_disabled`: how many `migrate_disable()` the calling task is inside (read
-/// by the inline trace context, x86-64 without PREEMPT_RT only).
+/// by the inline trace context, x86-64 and arm64 without PREEMPT_RT only).
 #[cfg(all(
-    CONFIG_X86_64,
     CONFIG_SMP,
     CONFIG_HAS_SEPARATE_PREEMPT_RESCHED_BITS,
-    not(CONFIG_PREEMPT_RT)
+    not(CONFIG_PREEMPT_RT),
+    any(
+        CONFIG_X86_64,
+        all(CONFIG_ARM64, not(CONFIG_CPU_BIG_ENDIAN), not(CONFIG_ARM64_PSEUDO_NMI))
+    )
 ))]
 #[inline(always)]
 pub(crate) fn migration_disabled() -> u16 {
@@ -158,10 +195,13 @@ pub(crate) fn migration_disabled() -> u16 {
 /// `tif_test_bit()` reads them (other CPUs set `TIF_NEED_RESCHED` at any time); for the inline
 /// trace context, as [`migration_disabled`].
 #[cfg(all(
-    CONFIG_X86_64,
     CONFIG_SMP,
     CONFIG_HAS_SEPARATE_PREEMPT_RESCHED_BITS,
-    not(CONFIG_PREEMPT_RT)
+    not(CONFIG_PREEMPT_RT),
+    any(
+        CONFIG_X86_64,
+        all(CONFIG_ARM64, not(CONFIG_CPU_BIG_ENDIAN), not(CONFIG_ARM64_PSEUDO_NMI))
+    )
 ))]
 #[inline(always)]
 pub(crate) fn thread_flags() -> kernel::ffi::c_ulong {
@@ -176,6 +216,41 @@ pub(crate) fn thread_flags() -> kernel::ffi::c_ulong {
             .cast::<kernel::ffi::c_ulong>()
             .read_volatile()
     }
+}
+
+/// `&current_thread_info()->preempt_count` on arm64: the preemption count in its low 32 bits
+/// (`preempt.count`) and, in its high 32, `preempt.need_resched`, which is 0 while a reschedule
+/// is due (asm/preempt.h's `PREEMPT_NEED_RESCHED`, inverted). Only the task itself changes the
+/// count; other CPUs and interrupts change only the high half (for the inline write section).
+#[cfg(all(
+    CONFIG_ARM64,
+    CONFIG_SMP,
+    CONFIG_HAS_SEPARATE_PREEMPT_RESCHED_BITS,
+    not(CONFIG_CPU_BIG_ENDIAN),
+    not(CONFIG_ARM64_PSEUDO_NMI)
+))]
+#[inline(always)]
+pub(crate) fn preempt_count() -> *mut u64 {
+    // CAST: A field offset within `task_struct`.
+    let offset = bindings::RUE_TASK_TI_PREEMPT_COUNT as usize;
+    // SAFETY: `current()` is this task, live while it runs, and `offset` is the offset of its
+    // `thread_info.preempt_count` as C lays it out (checked at load): in bounds.
+    unsafe { current().byte_add(offset).cast::<u64>() }
+}
+
+/// `raw_smp_processor_id()` on arm64: `current_thread_info()->cpu`, the CPU the calling task
+/// runs on, stable while preemption is disabled.
+#[cfg(all(CONFIG_ARM64, CONFIG_SMP))]
+#[inline(always)]
+pub(crate) fn cpu() -> usize {
+    // CAST: A field offset within `task_struct`.
+    let offset = bindings::RUE_TASK_TI_CPU as usize;
+    // SAFETY: `current()` is this task, live while it runs, and `offset` is the offset of its
+    // `u32 thread_info.cpu` as C lays it out (checked at load), which the scheduler changes only
+    // while the task is not running.
+    let cpu = unsafe { current().byte_add(offset).cast::<u32>().read() };
+    // CAST: CPU numbers are below `nr_cpu_ids`.
+    cpu as usize
 }
 
 /// A reference on the memory cgroup an address space's owner was in when it was taken: a fork

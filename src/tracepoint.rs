@@ -149,17 +149,51 @@ pub(crate) fn trace_ctx() -> u32 {
     section::trace_ctx()
 }
 
-/// [`WriteGuard`]'s entry and exit: inline on x86-64 while the kernel's bodies match the ones
-/// [`inline_section`] mirrors, else through C ([`shim_section`]). The choice is a constant.
+/// [`WriteGuard`]'s entry and exit: inline on x86-64 and arm64 while the kernel's bodies match
+/// the ones [`inline_section`] mirrors, else through C ([`shim_section`]). The choice is a
+/// constant.
 mod section {
-    #[cfg(all(CONFIG_X86_64, CONFIG_SMP, CONFIG_HAS_SEPARATE_PREEMPT_RESCHED_BITS))]
+    #[cfg(all(
+        CONFIG_SMP,
+        CONFIG_HAS_SEPARATE_PREEMPT_RESCHED_BITS,
+        any(
+            CONFIG_X86_64,
+            all(CONFIG_ARM64, not(CONFIG_CPU_BIG_ENDIAN), not(CONFIG_ARM64_PSEUDO_NMI))
+        )
+    ))]
     use super::inline_section;
+    // Where no inline section is written, both ways are C's.
+    #[cfg(not(all(
+        CONFIG_SMP,
+        CONFIG_HAS_SEPARATE_PREEMPT_RESCHED_BITS,
+        any(
+            CONFIG_X86_64,
+            all(CONFIG_ARM64, not(CONFIG_CPU_BIG_ENDIAN), not(CONFIG_ARM64_PSEUDO_NMI))
+        )
+    )))]
+    use super::shim_section as inline_section;
     use super::shim_section;
     use kernel::ffi::c_void;
 
     /// Whether this build enters and leaves the section inline.
-    #[cfg(all(CONFIG_X86_64, CONFIG_SMP, CONFIG_HAS_SEPARATE_PREEMPT_RESCHED_BITS))]
+    #[cfg(all(
+        CONFIG_SMP,
+        CONFIG_HAS_SEPARATE_PREEMPT_RESCHED_BITS,
+        any(
+            CONFIG_X86_64,
+            all(CONFIG_ARM64, not(CONFIG_CPU_BIG_ENDIAN), not(CONFIG_ARM64_PSEUDO_NMI))
+        )
+    ))]
     const INLINE: bool = crate::mirrors::INLINE_SECTION;
+    #[cfg(not(all(
+        CONFIG_SMP,
+        CONFIG_HAS_SEPARATE_PREEMPT_RESCHED_BITS,
+        any(
+            CONFIG_X86_64,
+            all(CONFIG_ARM64, not(CONFIG_CPU_BIG_ENDIAN), not(CONFIG_ARM64_PSEUDO_NMI))
+        )
+    )))]
+    const INLINE: bool = false;
 
     /// Disables preemption and page faults and enters the read side; returns the read side's
     /// cookie and the CPU.
@@ -169,7 +203,6 @@ mod section {
     /// The caller leaves the section with [`leave`], on this task.
     #[inline(always)]
     pub(super) unsafe fn enter() -> (*mut c_void, usize) {
-        #[cfg(all(CONFIG_X86_64, CONFIG_SMP, CONFIG_HAS_SEPARATE_PREEMPT_RESCHED_BITS))]
         if INLINE {
             // SAFETY: The caller's guarantee; `leave` takes the same branch.
             return unsafe { inline_section::enter() };
@@ -185,7 +218,6 @@ mod section {
     /// `cookie` is what [`enter`] returned to this task, whose section is still entered.
     #[inline(always)]
     pub(super) unsafe fn leave(cookie: *mut c_void) {
-        #[cfg(all(CONFIG_X86_64, CONFIG_SMP, CONFIG_HAS_SEPARATE_PREEMPT_RESCHED_BITS))]
         if INLINE {
             // SAFETY: The caller's guarantee; `enter` took the same branch.
             return unsafe { inline_section::leave(cookie) };
@@ -197,7 +229,6 @@ mod section {
     /// The writer's context ([`super::trace_ctx`]).
     #[inline(always)]
     pub(super) fn trace_ctx() -> u32 {
-        #[cfg(all(CONFIG_X86_64, CONFIG_SMP, CONFIG_HAS_SEPARATE_PREEMPT_RESCHED_BITS))]
         if INLINE {
             return inline_section::trace_ctx();
         }
@@ -205,22 +236,28 @@ mod section {
     }
 }
 
-/// [`WriteGuard`]'s entry and exit on x86-64, as the kernel's inlines compile there: each a
-/// per-CPU instruction or a field of `current` (`preempt_disable_notrace()`,
+/// [`WriteGuard`]'s entry and exit on x86-64 and arm64, as the kernel's inlines compile there:
+/// each a per-CPU instruction or a field of `current` (`preempt_disable_notrace()`,
 /// `pagefault_disable()`, `raw_smp_processor_id()`, `srcu_read_lock_fast_notrace()` and their
-/// undoing), so that a write makes no C call to enter or leave its section. The per-CPU
-/// variables are the kernel's exported ones, addressed `%gs`-relative as the kernel's own
-/// modules address them. `srcu_read_lock_fast_notrace()`'s flavour check, a lockdep-kernel
-/// debug check that `tracepoint_srcu` is only ever read with the fast flavour, is left out:
-/// this is that flavour.
+/// undoing), so that a write makes no C call to enter or leave its section. What differs
+/// between the two is in [`arch`]. `srcu_read_lock_fast_notrace()`'s flavour check, a
+/// lockdep-kernel debug check that `tracepoint_srcu` is only ever read with the fast flavour,
+/// is left out: this is that flavour.
 ///
 /// Mirrors of the kernel's bodies under the gate `inline_section` ([`crate::mirrors`]): a build
 /// against a kernel that changed one of them uses [`shim_section`].
-#[cfg(all(CONFIG_X86_64, CONFIG_SMP, CONFIG_HAS_SEPARATE_PREEMPT_RESCHED_BITS))]
+#[cfg(all(
+    CONFIG_SMP,
+    CONFIG_HAS_SEPARATE_PREEMPT_RESCHED_BITS,
+    any(
+        CONFIG_X86_64,
+        all(CONFIG_ARM64, not(CONFIG_CPU_BIG_ENDIAN), not(CONFIG_ARM64_PSEUDO_NMI))
+    )
+))]
 mod inline_section {
+    use self::arch::{cpu, preempt_disable, preempt_enable, this_cpu_inc};
     use crate::{bindings, logic::trace_ctx, task};
     use core::{
-        arch::asm,
         mem::offset_of,
         sync::atomic::{compiler_fence, Ordering},
     };
@@ -256,82 +293,6 @@ mod inline_section {
         unsafe { preempt_enable() };
     }
 
-    #[cfg(all(CONFIG_PREEMPTION, CONFIG_PREEMPT_DYNAMIC))]
-    extern "C" {
-        /// The static call `preempt_enable_notrace()` makes (`__preempt_schedule_notrace()`):
-        /// a return, or `preempt_schedule_notrace_thunk`, by the preemption model chosen at
-        /// boot. It saves every register it uses.
-        #[allow(non_upper_case_globals)]
-        static __SCT__preempt_schedule_notrace: u8;
-    }
-
-    /// `preempt_disable_notrace()`: this CPU's preemption count, incremented.
-    #[inline(always)]
-    fn preempt_disable() {
-        // SAFETY: One per-CPU increment (`raw_cpu_add_8(__preempt_count, 1)`), which an
-        // interrupt cannot split. Not `nomem`: a compiler barrier, as the C macro's `barrier()`.
-        unsafe {
-            asm!(
-                "incq %gs:{pc}(%rip)",
-                pc = sym bindings::__preempt_count,
-                options(att_syntax, nostack),
-            )
-        };
-    }
-
-    /// `preempt_enable_notrace()`: the count decremented and, on a preemptible kernel, the
-    /// scheduler called if that left it zero (x86 keeps `PREEMPT_NEED_RESCHED` inverted in the
-    /// count, so zero means "no preemption count and a reschedule due").
-    ///
-    /// # Safety
-    ///
-    /// Undoes a [`preempt_disable`] of this task.
-    #[inline(always)]
-    unsafe fn preempt_enable() {
-        let zero: u8;
-        // SAFETY: One per-CPU decrement (`__preempt_count_dec_and_test()`); a barrier, as
-        // above.
-        unsafe {
-            asm!(
-                "decq %gs:{pc}(%rip)",
-                "sete {zero}",
-                pc = sym bindings::__preempt_count,
-                zero = out(reg_byte) zero,
-                options(att_syntax, nostack),
-            )
-        };
-        #[cfg(CONFIG_PREEMPTION)]
-        if zero != 0 {
-            preempt_schedule();
-        }
-        #[cfg(not(CONFIG_PREEMPTION))]
-        let _ = zero;
-    }
-
-    /// `__preempt_schedule_notrace()`: the static call on a kernel whose preemption model is
-    /// chosen at boot, else the thunk.
-    #[cfg(CONFIG_PREEMPTION)]
-    #[cold]
-    #[inline(never)]
-    fn preempt_schedule() {
-        // SAFETY: Called as the C macro calls it, with preemption enabled again; the target
-        // saves the registers it uses, and the caller-saved ones are declared clobbered anyway.
-        unsafe {
-            #[cfg(CONFIG_PREEMPT_DYNAMIC)]
-            asm!(
-                "call {f}",
-                f = sym __SCT__preempt_schedule_notrace,
-                clobber_abi("C"),
-            );
-            #[cfg(not(CONFIG_PREEMPT_DYNAMIC))]
-            asm!(
-                "call {f}",
-                f = sym bindings::preempt_schedule_notrace_thunk,
-                clobber_abi("C"),
-            );
-        }
-    }
-
     /// `pagefault_disable()`.
     #[inline(always)]
     fn pagefault_disable() {
@@ -356,61 +317,25 @@ mod inline_section {
         unsafe { *count = (*count).wrapping_sub(1) };
     }
 
-    /// `raw_smp_processor_id()`: this CPU's `cpu_number`. Stable while preemption is disabled.
-    #[inline(always)]
-    fn cpu() -> usize {
-        let cpu: u32;
-        // SAFETY: One per-CPU load.
-        unsafe {
-            asm!(
-                "movl %gs:{n}(%rip), {cpu:e}",
-                n = sym bindings::cpu_number,
-                cpu = out(reg) cpu,
-                options(att_syntax, nostack, readonly, preserves_flags),
-            )
-        };
-        // CAST: CPU numbers are below `nr_cpu_ids`.
-        cpu as usize
-    }
-
     /// `tracing_gen_ctx_dec()`, with the body of the non-exported `tracing_gen_ctx_irq_test()`
-    /// (kernel/trace/trace.c, [`trace_ctx::compose`]) read as its inlines compile on x86-64:
-    /// the interrupt flag, this CPU's preemption count (whose top bit is
-    /// `PREEMPT_NEED_RESCHED`, inverted) and two fields of `current`.
+    /// (kernel/trace/trace.c, [`trace_ctx::compose`]) read as its inlines compile: the
+    /// interrupt state, the preemption count and its reschedule flag ([`arch`]) and two fields
+    /// of `current`.
     #[cfg(not(CONFIG_PREEMPT_RT))]
     #[inline(always)]
     pub(super) fn trace_ctx() -> u32 {
-        let eflags: u64;
-        // SAFETY: `pushf; pop` (`native_save_fl()`); it uses the stack, and changes nothing
-        // else. A barrier, as the C inline's `memory` clobber.
-        unsafe {
-            asm!(
-                "pushfq",
-                "popq {f}",
-                f = out(reg) eflags,
-                options(att_syntax, preserves_flags),
-            )
-        };
-        let count: u64;
-        // SAFETY: One per-CPU load (`raw_cpu_read_8(__preempt_count)`).
-        unsafe {
-            asm!(
-                "movq %gs:{pc}(%rip), {c}",
-                pc = sym bindings::__preempt_count,
-                c = out(reg) count,
-                options(att_syntax, nostack, readonly, preserves_flags),
-            )
-        };
+        let irqs_off = arch::irqs_disabled();
+        let count = arch::preempt_count();
         let thread_flags = task::thread_flags();
         // No reschedule due, the common case: one test of each word.
-        let resched = if thread_flags & TIF_RESCHED == 0 && count & NO_RESCHED_DUE != 0 {
+        let resched = if thread_flags & TIF_RESCHED == 0 && count & arch::NO_RESCHED_DUE != 0 {
             0
         } else {
             resched_flags(thread_flags, count)
         };
         let ctx = trace_ctx::compose(
-            eflags & (1 << bindings::X86_EFLAGS_IF_BIT) == 0,
-            // CAST: `preempt_count()`: the count is the low 32 bits, the top bit aside.
+            irqs_off,
+            // CAST: `preempt_count()`: the count is the low 32 bits.
             count as u32,
             task::migration_disabled(),
             resched,
@@ -423,10 +348,6 @@ mod inline_section {
         }
     }
 
-    /// `PREEMPT_NEED_RESCHED`, set while no reschedule is due (asm/preempt.h).
-    #[cfg(not(CONFIG_PREEMPT_RT))]
-    const NO_RESCHED_DUE: u64 = 1 << 63;
-
     /// The `TIF_*` bits that say a reschedule is due.
     #[cfg(not(CONFIG_PREEMPT_RT))]
     const TIF_RESCHED: c_ulong = 1 << bindings::TIF_NEED_RESCHED
@@ -436,8 +357,8 @@ mod inline_section {
             0
         };
 
-    /// The reschedule flags of [`trace_ctx`] from the task's `TIF_*` bits and this CPU's
-    /// preemption count.
+    /// The reschedule flags of [`trace_ctx`] from the task's `TIF_*` bits and the preemption
+    /// count.
     #[cfg(not(CONFIG_PREEMPT_RT))]
     #[cold]
     #[inline(never)]
@@ -450,7 +371,7 @@ mod inline_section {
         if thread_flags & (1 << bindings::TIF_NEED_RESCHED_LAZY) != 0 {
             resched |= trace_ctx::NEED_RESCHED_LAZY;
         }
-        if count & NO_RESCHED_DUE == 0 {
+        if count & arch::NO_RESCHED_DUE == 0 {
             resched |= trace_ctx::PREEMPT_RESCHED;
         }
         resched
@@ -492,14 +413,13 @@ mod inline_section {
         // once, as `READ_ONCE` does (the grace-period machinery flips it).
         let scp =
             unsafe { core::ptr::addr_of!(bindings::tracepoint_srcu.srcu_ctrp).read_volatile() };
-        // SAFETY: `scp` is a per-CPU pointer to a pair of counters; this CPU's `srcu_locks` is
-        // incremented with one instruction (`this_cpu_inc()`: x86 needs no NMI-safe variant).
-        // A barrier, as above.
+        // SAFETY: `scp` is a per-CPU pointer to a pair of counters, `srcu_locks` a per-CPU
+        // `unsigned long` in it; preemption is disabled (the section). A barrier, as the C
+        // function's `barrier()`.
         unsafe {
-            asm!(
-                "incq %gs:({c})",
-                c = in(reg) scp.wrapping_byte_add(offset_of!(bindings::srcu_ctr, srcu_locks)),
-                options(att_syntax, nostack),
+            this_cpu_inc(
+                scp.wrapping_byte_add(offset_of!(bindings::srcu_ctr, srcu_locks))
+                    .cast(),
             )
         };
         scp
@@ -514,12 +434,308 @@ mod inline_section {
     unsafe fn srcu_read_unlock(scp: *mut bindings::srcu_ctr) {
         // SAFETY: As in `srcu_read_lock`, on `srcu_unlocks` (on whatever CPU this runs).
         unsafe {
-            asm!(
-                "incq %gs:({c})",
-                c = in(reg) scp.wrapping_byte_add(offset_of!(bindings::srcu_ctr, srcu_unlocks)),
-                options(att_syntax, nostack),
+            this_cpu_inc(
+                scp.wrapping_byte_add(offset_of!(bindings::srcu_ctr, srcu_unlocks))
+                    .cast(),
             )
         };
+    }
+
+    /// The x86-64 half: the per-CPU variables are the kernel's exported ones, addressed
+    /// `%gs`-relative as the kernel's own modules address them; the preemption count is this
+    /// CPU's `__preempt_count`.
+    #[cfg(CONFIG_X86_64)]
+    mod arch {
+        use crate::bindings;
+        use core::arch::asm;
+
+        /// `PREEMPT_NEED_RESCHED` in the count, set while no reschedule is due (asm/preempt.h).
+        #[cfg(not(CONFIG_PREEMPT_RT))]
+        pub(super) const NO_RESCHED_DUE: u64 = 1 << 63;
+
+        #[cfg(all(CONFIG_PREEMPTION, CONFIG_PREEMPT_DYNAMIC))]
+        extern "C" {
+            /// The static call `preempt_enable_notrace()` makes (`__preempt_schedule_notrace()`):
+            /// a return, or `preempt_schedule_notrace_thunk`, by the preemption model chosen at
+            /// boot. It saves every register it uses.
+            #[allow(non_upper_case_globals)]
+            static __SCT__preempt_schedule_notrace: u8;
+        }
+
+        /// `preempt_disable_notrace()`: this CPU's preemption count, incremented.
+        #[inline(always)]
+        pub(super) fn preempt_disable() {
+            // SAFETY: One per-CPU increment (`raw_cpu_add_8(__preempt_count, 1)`), which an
+            // interrupt cannot split. Not `nomem`: a compiler barrier, as the C macro's
+            // `barrier()`.
+            unsafe {
+                asm!(
+                    "incq %gs:{pc}(%rip)",
+                    pc = sym bindings::__preempt_count,
+                    options(att_syntax, nostack),
+                )
+            };
+        }
+
+        /// `preempt_enable_notrace()`: the count decremented and, on a preemptible kernel, the
+        /// scheduler called if that left it zero (x86 keeps `PREEMPT_NEED_RESCHED` inverted in
+        /// the count, so zero means "no preemption count and a reschedule due").
+        ///
+        /// # Safety
+        ///
+        /// Undoes a [`preempt_disable`] of this task.
+        #[inline(always)]
+        pub(super) unsafe fn preempt_enable() {
+            let zero: u8;
+            // SAFETY: One per-CPU decrement (`__preempt_count_dec_and_test()`); a barrier, as
+            // above.
+            unsafe {
+                asm!(
+                    "decq %gs:{pc}(%rip)",
+                    "sete {zero}",
+                    pc = sym bindings::__preempt_count,
+                    zero = out(reg_byte) zero,
+                    options(att_syntax, nostack),
+                )
+            };
+            #[cfg(CONFIG_PREEMPTION)]
+            if zero != 0 {
+                preempt_schedule();
+            }
+            #[cfg(not(CONFIG_PREEMPTION))]
+            let _ = zero;
+        }
+
+        /// `__preempt_schedule_notrace()`: the static call on a kernel whose preemption model
+        /// is chosen at boot, else the thunk.
+        #[cfg(CONFIG_PREEMPTION)]
+        #[cold]
+        #[inline(never)]
+        fn preempt_schedule() {
+            // SAFETY: Called as the C macro calls it, with preemption enabled again; the target
+            // saves the registers it uses, and the caller-saved ones are declared clobbered
+            // anyway.
+            unsafe {
+                #[cfg(CONFIG_PREEMPT_DYNAMIC)]
+                asm!(
+                    "call {f}",
+                    f = sym __SCT__preempt_schedule_notrace,
+                    clobber_abi("C"),
+                );
+                #[cfg(not(CONFIG_PREEMPT_DYNAMIC))]
+                asm!(
+                    "call {f}",
+                    f = sym bindings::preempt_schedule_notrace_thunk,
+                    clobber_abi("C"),
+                );
+            }
+        }
+
+        /// `raw_smp_processor_id()`: this CPU's `cpu_number`. Stable while preemption is
+        /// disabled.
+        #[inline(always)]
+        pub(super) fn cpu() -> usize {
+            let cpu: u32;
+            // SAFETY: One per-CPU load.
+            unsafe {
+                asm!(
+                    "movl %gs:{n}(%rip), {cpu:e}",
+                    n = sym bindings::cpu_number,
+                    cpu = out(reg) cpu,
+                    options(att_syntax, nostack, readonly, preserves_flags),
+                )
+            };
+            // CAST: CPU numbers are below `nr_cpu_ids`.
+            cpu as usize
+        }
+
+        /// `this_cpu_inc()` of the per-CPU `unsigned long` at `ptr`: one instruction, which an
+        /// interrupt cannot split (x86 needs no NMI-safe variant).
+        ///
+        /// # Safety
+        ///
+        /// `ptr` is the address of a per-CPU `unsigned long`.
+        #[inline(always)]
+        pub(super) unsafe fn this_cpu_inc(ptr: *mut u64) {
+            // SAFETY: One `%gs`-relative increment of this CPU's copy (the caller's guarantee).
+            // Not `nomem`: a barrier.
+            unsafe {
+                asm!(
+                    "incq %gs:({c})",
+                    c = in(reg) ptr,
+                    options(att_syntax, nostack),
+                )
+            };
+        }
+
+        /// `arch_irqs_disabled()`: the interrupt flag clear (`native_save_fl()`, `pushf`).
+        #[cfg(not(CONFIG_PREEMPT_RT))]
+        #[inline(always)]
+        pub(super) fn irqs_disabled() -> bool {
+            let eflags: u64;
+            // SAFETY: `pushf; pop`; it uses the stack, and changes nothing else. A barrier, as
+            // the C inline's `memory` clobber.
+            unsafe {
+                asm!(
+                    "pushfq",
+                    "popq {f}",
+                    f = out(reg) eflags,
+                    options(att_syntax, preserves_flags),
+                )
+            };
+            eflags & (1 << bindings::X86_EFLAGS_IF_BIT) == 0
+        }
+
+        /// This CPU's preemption count, `PREEMPT_NEED_RESCHED` included
+        /// (`raw_cpu_read_8(__preempt_count)`).
+        #[cfg(not(CONFIG_PREEMPT_RT))]
+        #[inline(always)]
+        pub(super) fn preempt_count() -> u64 {
+            let count: u64;
+            // SAFETY: One per-CPU load.
+            unsafe {
+                asm!(
+                    "movq %gs:{pc}(%rip), {c}",
+                    pc = sym bindings::__preempt_count,
+                    c = out(reg) count,
+                    options(att_syntax, nostack, readonly, preserves_flags),
+                )
+            };
+            count
+        }
+    }
+
+    /// The arm64 half: the preemption count is the task's (`thread_info.preempt_count`, whose
+    /// high half is the reschedule flag), the CPU number too (`thread_info.cpu`), and a per-CPU
+    /// counter is incremented atomically, as arm64's `this_cpu_inc()` does: an interrupt on
+    /// this CPU may increment the same counter.
+    #[cfg(CONFIG_ARM64)]
+    mod arch {
+        use crate::{percpu, task};
+        use core::{
+            arch::asm,
+            sync::atomic::{compiler_fence, Ordering},
+        };
+
+        /// `PREEMPT_NEED_RESCHED` (asm/preempt.h): bit 32 of `thread_info.preempt_count`, the
+        /// low bit of `preempt.need_resched`, set while no reschedule is due.
+        #[cfg(not(CONFIG_PREEMPT_RT))]
+        pub(super) const NO_RESCHED_DUE: u64 = 1 << 32;
+
+        /// `preempt_disable_notrace()`: `__preempt_count_add(1)` on `preempt.count`, the low
+        /// half of the task's count, then a compiler barrier.
+        #[inline(always)]
+        pub(super) fn preempt_disable() {
+            let count = task::preempt_count().cast::<u32>();
+            // SAFETY: The calling task's own count, which only it changes (an interrupt that
+            // changes it restores it before returning); `READ_ONCE` and `WRITE_ONCE`, as C.
+            unsafe { count.write_volatile(count.read_volatile().wrapping_add(1)) };
+            compiler_fence(Ordering::SeqCst);
+        }
+
+        /// `preempt_enable_notrace()`: a compiler barrier, `__preempt_count_dec_and_test()` and,
+        /// on a preemptible kernel, the scheduler called if the whole word is zero: no count and
+        /// a reschedule due.
+        ///
+        /// # Safety
+        ///
+        /// Undoes a [`preempt_disable`] of this task.
+        #[inline(always)]
+        pub(super) unsafe fn preempt_enable() {
+            compiler_fence(Ordering::SeqCst);
+            let word = task::preempt_count();
+            // SAFETY: As in `preempt_disable`: the whole word read once, the count half written
+            // back, the reschedule half left as another CPU may have set it.
+            let pc = unsafe { word.read_volatile() }.wrapping_sub(1);
+            // CAST: The count half of the decremented word.
+            // SAFETY: As above.
+            unsafe { word.cast::<u32>().write_volatile(pc as u32) };
+            // If the word written back is not all zeroes, it is read again: an interrupt may
+            // have cleared the reschedule flag between the read and the write.
+            // SAFETY: As above.
+            #[cfg(CONFIG_PREEMPTION)]
+            if pc == 0 || unsafe { word.read_volatile() } == 0 {
+                preempt_schedule();
+            }
+        }
+
+        /// `__preempt_schedule_notrace()`.
+        #[cfg(CONFIG_PREEMPTION)]
+        #[cold]
+        #[inline(never)]
+        fn preempt_schedule() {
+            // SAFETY: Called as the C macro calls it, with preemption enabled again.
+            unsafe {
+                #[cfg(CONFIG_PREEMPT_DYNAMIC)]
+                crate::bindings::dynamic_preempt_schedule_notrace();
+                #[cfg(not(CONFIG_PREEMPT_DYNAMIC))]
+                crate::bindings::preempt_schedule_notrace();
+            }
+        }
+
+        /// `raw_smp_processor_id()`: `current_thread_info()->cpu`.
+        #[inline(always)]
+        pub(super) fn cpu() -> usize {
+            task::cpu()
+        }
+
+        /// `this_cpu_inc()` of the per-CPU `unsigned long` at `ptr`: `__percpu_add_case_64`'s
+        /// load-exclusive loop on this CPU's instance. The kernel patches in LSE's `stadd` where
+        /// the CPU has it; the loop is correct on every CPU.
+        ///
+        /// # Safety
+        ///
+        /// `ptr` is the address of a per-CPU `unsigned long`; preemption is disabled.
+        #[inline(always)]
+        pub(super) unsafe fn this_cpu_inc(ptr: *mut u64) {
+            // This CPU's instance: `raw_cpu_ptr()` adds the offset the kernel keeps in
+            // `tpidr_el1` (or `tpidr_el2`), `per_cpu_offset(cpu)`. A CPU's number is below
+            // `NR_CPUS`: the offset is always there.
+            let Some(ptr) = percpu::per_cpu_ptr(ptr, task::cpu()) else {
+                return;
+            };
+            // SAFETY: `ptr` is this CPU's `unsigned long` (the caller's guarantee), 8-byte
+            // aligned as C lays it out; the exclusive pair retries until no other access came
+            // between. Not `nomem`: a barrier, as the C function's.
+            unsafe {
+                asm!(
+                    "2: ldxr {tmp}, [{ptr}]",
+                    "add {tmp}, {tmp}, #1",
+                    "stxr {fail:w}, {tmp}, [{ptr}]",
+                    "cbnz {fail:w}, 2b",
+                    ptr = in(reg) ptr,
+                    tmp = out(reg) _,
+                    fail = out(reg) _,
+                    options(nostack),
+                )
+            };
+        }
+
+        /// `arch_irqs_disabled()` without pseudo-NMIs: `DAIF`'s `I` bit (`PSR_I_BIT`).
+        #[cfg(not(CONFIG_PREEMPT_RT))]
+        #[inline(always)]
+        pub(super) fn irqs_disabled() -> bool {
+            let daif: u64;
+            // SAFETY: One system register read (`read_sysreg(daif)`). A barrier, as C's
+            // `read_sysreg()` is `volatile`.
+            unsafe {
+                asm!(
+                    "mrs {d}, daif",
+                    d = out(reg) daif,
+                    options(nostack, preserves_flags),
+                )
+            };
+            daif & u64::from(crate::bindings::PSR_I_BIT) != 0
+        }
+
+        /// The task's preemption count, its reschedule flag in the high half
+        /// (`READ_ONCE(current_thread_info()->preempt_count)`).
+        #[cfg(not(CONFIG_PREEMPT_RT))]
+        #[inline(always)]
+        pub(super) fn preempt_count() -> u64 {
+            // SAFETY: The calling task's own word, read once.
+            unsafe { task::preempt_count().read_volatile() }
+        }
     }
 }
 

@@ -39,18 +39,33 @@ pub(crate) unsafe fn copy_from_user_nofault(dst: &mut [u8], src: usize) -> bool 
 /// The `u32` at user address `addr` (`get_user()`); `EFAULT` if it cannot be read.
 ///
 /// On x86-64 the kernel's `__get_user_4` ([`get_user_4`]), unless its body changed (the gate
-/// `get_user`, [`crate::mirrors`]); else a `UserSlice` read.
+/// `get_user`, [`crate::mirrors`]), then a `UserSlice` read; elsewhere `get_user()` in C
+/// (`rue_get_user_u32`), compiled against the kernel's own headers, a few instructions where a
+/// `UserSlice` read is `_copy_from_user`'s general copy.
 #[inline(always)]
 pub(crate) fn get_user_u32(addr: usize) -> Result<u32> {
     #[cfg(CONFIG_X86_64)]
-    if crate::mirrors::GET_USER {
-        return get_user_4(addr);
+    {
+        if crate::mirrors::GET_USER {
+            return get_user_4(addr);
+        }
+        use kernel::uaccess::{UserPtr, UserSlice};
+        UserSlice::new(UserPtr::from_addr(addr), size_of::<u32>())
+            .reader()
+            .read::<u32>()
+            .map_err(|_| EFAULT)
     }
-    use kernel::uaccess::{UserPtr, UserSlice};
-    UserSlice::new(UserPtr::from_addr(addr), size_of::<u32>())
-        .reader()
-        .read::<u32>()
-        .map_err(|_| EFAULT)
+    #[cfg(not(CONFIG_X86_64))]
+    {
+        let mut value = 0u32;
+        // SAFETY: `value` is writable; `get_user()` checks `addr` as any user address, and
+        // callers may sleep (it may fault a page in).
+        let err = unsafe { bindings::rue_get_user_u32(&mut value, addr as *const u32) };
+        if err != 0 {
+            return Err(EFAULT);
+        }
+        Ok(value)
+    }
 }
 
 /// [`get_user_u32`] with `__get_user_4`.

@@ -669,31 +669,26 @@ impl WriteIndex {
 
 /// Reads and checks the 4-byte write index.
 ///
-/// Upstream's `copy_from_iter`, but on x86-64 an index in the iterator's current segment (a
-/// `write(2)` buffer, or the first iovec of a `writev(2)`: clients give the index an iovec of
-/// its own) is read with one `get_user()` and the iterator left where it is (the payload is
-/// read after it, [`Source`]): no C call but the read, where
-/// `copy_from_iter` took 5 % of an enabled write under emulation (performance.md, "Where the
-/// time goes"), and nothing more for a write that fails its checks (`ENOENT`, `EBADF`). A fault
-/// is `EFAULT` either way.
+/// Upstream's `copy_from_iter`, but an index in the iterator's current segment (a `write(2)`
+/// buffer, or the first iovec of a `writev(2)`: clients give the index an iovec of its own) is
+/// read with one `get_user()` and the iterator left where it is (the payload is read after it,
+/// [`Source`]): no C call but the read (on x86-64 not even that, [`uaccess::get_user_u32`]),
+/// where `copy_from_iter` took 5 % of an enabled write under emulation (performance.md, "Where
+/// the time goes"), and nothing more for a write that fails its checks (`ENOENT`, `EBADF`). A
+/// fault is `EFAULT` either way.
 #[inline(always)]
 pub(crate) fn read_index(iov: &mut IovIterSource<'_>) -> Result<WriteIndex> {
     let mut index = [0u8; abi::WRITE_INDEX_SIZE];
-    #[cfg(CONFIG_X86_64)]
-    let (in_place, payload_iovec) = {
-        let it = iov.as_raw();
-        // SAFETY: `it` is the valid source iterator `iov` wraps, which this function borrows
-        // mutably for its duration.
-        match unsafe { user_segment_start(it, index.len()) } {
-            Some((addr, next)) => {
-                index = uaccess::get_user_u32(addr)?.to_ne_bytes();
-                (true, next)
-            }
-            None => (false, None),
+    let it = iov.as_raw();
+    // SAFETY: `it` is the valid source iterator `iov` wraps, which this function borrows
+    // mutably for its duration.
+    let (in_place, payload_iovec) = match unsafe { user_segment_start(it, index.len()) } {
+        Some((addr, next)) => {
+            index = uaccess::get_user_u32(addr)?.to_ne_bytes();
+            (true, next)
         }
+        None => (false, None),
     };
-    #[cfg(not(CONFIG_X86_64))]
-    let (in_place, payload_iovec) = (false, None);
     if !in_place && iov.copy_from_iter(&mut index) != index.len() {
         return Err(EFAULT);
     }
@@ -713,7 +708,6 @@ pub(crate) fn read_index(iov: &mut IovIterSource<'_>) -> Result<WriteIndex> {
 /// # Safety
 ///
 /// `it` is a valid iterator.
-#[cfg(CONFIG_X86_64)]
 unsafe fn user_segment_start(
     it: *mut bindings::iov_iter,
     len: usize,
