@@ -652,8 +652,8 @@ mod inline_section {
             unsafe { word.cast::<u32>().write_volatile(pc as u32) };
             // If the word written back is not all zeroes, it is read again: an interrupt may
             // have cleared the reschedule flag between the read and the write.
-            // SAFETY: As above.
             #[cfg(CONFIG_PREEMPTION)]
+            // SAFETY: As above.
             if pc == 0 || unsafe { word.read_volatile() } == 0 {
                 preempt_schedule();
             }
