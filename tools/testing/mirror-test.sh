@@ -15,6 +15,8 @@
 # 2. dyn_event_add() gains a statement: the mirror has no exported fallback, so
 #    the build must stop, naming it, and make no module.
 # 3. A configuration the mirrors were not audited with (below).
+# 4. arm64's bodies (below): a changed one turns its gates off for an arm64
+#    build and is not compared in an x86-64 one.
 #
 # The copies are hard links of KDIR's source but for the changed file, which is
 # written anew, made beside the source (the same file system) and removed at the
@@ -149,5 +151,51 @@ else
 	cat "$out/$name/build.log"
 	fail "$name: tools/mirrors.sh failed on an auto.conf with CONFIG_NEED_SRCU_NMI_SAFE=y"
 fi
+
+# 4. arm64's mirrors, checked by tools/mirrors.sh alone as an arm64 build's Kbuild runs it (the
+#    test kernel is x86-64: no arm64 objects to build against): in a copy of the tree,
+#    arm64's __preempt_count_dec_and_test() loses its second read, and struct thread_info
+#    gains a field. Each turns off exactly the gates whose mirrors use it, naming it; the same
+#    copy seen as an x86-64 tree has every gate on, as another architecture's arch/ is not
+#    compared.
+# arm64_gates NAME FILE SED GATES: GATES (the constants, space-separated) off alone for arm64.
+arm64_gates() {
+	local name=$1 file=$2 script=$3 want=$4 tree=$trees/$1 off
+	mkdir -p "$out/$name"
+	cp -al "$src" "$tree"
+	sed "$script" "$src/$file" >"$tree/$file.new" && mv "$tree/$file.new" "$tree/$file"
+	if cmp -s "$src/$file" "$tree/$file"; then
+		fail "$name: the change to $file changed nothing (has the kernel's text moved?)"
+		return
+	fi
+	if ! sh "$top/tools/mirrors.sh" "$tree" "$top/mirrors" arm64 >"$out/$name/arm64.rs" \
+		2>"$out/$name/arm64.log" ||
+		! sh "$top/tools/mirrors.sh" "$tree" "$top/mirrors" x86 >"$out/$name/x86.rs" \
+			2>"$out/$name/x86.log"; then
+		cat "$out/$name/arm64.log" "$out/$name/x86.log"
+		fail "$name: tools/mirrors.sh failed on the changed tree"
+		return
+	fi
+	off=$(sed -n 's/^pub(crate) const \([A-Z_]*\): bool = false;$/\1/p' "$out/$name/arm64.rs" | sort | xargs)
+	if [ "$off" = "$want" ] && grep -q "differs from the text" "$out/$name/arm64.log"; then
+		pass "$name: an arm64 build turns $want off alone, naming the body"
+	else
+		cat "$out/$name/arm64.log" "$out/$name/arm64.rs"
+		fail "$name: an arm64 build has off: '${off}', not '$want'"
+	fi
+	if ! grep -q ': bool = false;' "$out/$name/x86.rs" &&
+		grep -qx 'pub(crate) const CHANGED: &str = "";' "$out/$name/x86.rs"; then
+		pass "$name: an x86-64 build does not compare arm64's body: every gate on"
+	else
+		cat "$out/$name/x86.rs"
+		fail "$name: an x86-64 build turned a gate off for arm64's body"
+	fi
+}
+arm64_gates arm64-preempt arch/arm64/include/asm/preempt.h \
+	'/^static inline bool __preempt_count_dec_and_test(void)$/,/^}/s/^\treturn !pc || !READ_ONCE(ti->preempt_count);$/\treturn !pc;/' \
+	INLINE_SECTION
+arm64_gates arm64-thread-info arch/arm64/include/asm/thread_info.h \
+	'/^struct thread_info {$/,/^};/s/^\tu32\t\t\tcpu;$/&\n\tu32\t\t\tspare;/' \
+	"INLINE_SECTION PERCPU_INLINE"
 
 [ $fails -eq 0 ]
