@@ -4,7 +4,7 @@
  * that bindgen cannot see, and the C side of the load-time layout check.
  * No logic lives here but rue_tracing_gen_ctx_dec(), the body of a function
  * the kernel does not export, written with the same inlines (src/tracepoint.rs
- * has it inline on x86-64), and
+ * has it inline on x86-64 and arm64), and
  * rue_copy_from_user_nofault(), a user copy in one user access section, which
  * only C can open (unsafe_get_user() and its exception table entries).
  */
@@ -312,8 +312,8 @@ void rue_trace_event_discard(struct trace_event_buffer *fbuffer,
  * tracing_gen_ctx_irq_test(), which is not exported, so its body
  * (kernel/trace/trace.c) is repeated with the same inlines. Call it where the
  * core computes it: in the tracepoint's section (preemption disabled once),
- * before the ring buffer reserve. x86-64 computes it inline instead
- * (src/tracepoint.rs).
+ * before the ring buffer reserve. x86-64 and arm64 compute it inline instead
+ * (src/tracepoint.rs), but for PREEMPT_RT.
  */
 unsigned int rue_tracing_gen_ctx_dec(void);
 

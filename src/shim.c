@@ -128,8 +128,9 @@ void rue_tracepoint_read_unlock(void *cookie)
 }
 
 /*
- * The write section's entry and exit (tracepoint.rs); on x86-64 the module
- * does both inline, these serve every other architecture.
+ * The write section's entry and exit (tracepoint.rs); on x86-64 and arm64
+ * the module does both inline, these serve the kernels it does not (and a
+ * build whose mirrors changed).
  */
 void *rue_tracepoint_write_lock(unsigned int *cpu)
 {

@@ -11,7 +11,7 @@
 //! | `dyn_event_register` | `list_add_tail` on `dyn_event_ops_list` under its mutex        |
 //! | `dyn_event_add`      | `list_add_tail` on `dyn_event_list` under `event_mutex`        |
 //! | `__trace_event_discard_commit` (static inline, on `trace_buffered_event`) | `rue_trace_event_discard` on [`Discard`] |
-//! | `tracing_gen_ctx_irq_test` (via `trace_event_buffer_reserve`) | its body: `tracepoint::trace_ctx` on x86-64, else `rue_tracing_gen_ctx_dec` in src/shim.c |
+//! | `tracing_gen_ctx_irq_test` (via `trace_event_buffer_reserve`) | its body: `tracepoint::trace_ctx` on x86-64 and arm64, else `rue_tracing_gen_ctx_dec` in src/shim.c |
 //! | `trace_event_buffer_commit`'s checks and `__buffer_unlock_commit` | reads of [`Direct`], `ring_buffer_unlock_commit` |
 //!
 //! Each symbol is checked for plausibility after resolution, so a wrong lookup fails `insmod`

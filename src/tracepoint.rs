@@ -81,8 +81,8 @@ impl Drop for ReadGuard {
 
 /// The write path's section: preemption and page faults disabled and the read side of the
 /// probe arrays held (the write path's only lock, taken by every write to an event with a
-/// consumer attached). On x86-64 it is entered and left inline ([`section`]: the C inlines'
-/// per-CPU instructions), elsewhere with one C call each.
+/// consumer attached). On x86-64 and arm64 it is entered and left inline ([`section`]: the C
+/// inlines' instructions), elsewhere with one C call each.
 ///
 /// Upstream's write path only disables preemption (`rcu_read_lock_sched()`), but the
 /// tracepoint's probe arrays are freed after an SRCU grace period of `tracepoint_srcu`, which

@@ -16,14 +16,17 @@ pub(crate) mod segments;
 pub(crate) mod show;
 pub(crate) mod stats;
 pub(crate) mod status;
-// Composed inline on x86-64 only, but for PREEMPT_RT (tracepoint.rs); other kernels ask C for
-// the context.
+// Composed inline on x86-64 and arm64 only, but for PREEMPT_RT (tracepoint.rs); other kernels
+// ask C for the context.
 #[cfg_attr(
     not(all(
-        CONFIG_X86_64,
         CONFIG_SMP,
         CONFIG_HAS_SEPARATE_PREEMPT_RESCHED_BITS,
-        not(CONFIG_PREEMPT_RT)
+        not(CONFIG_PREEMPT_RT),
+        any(
+            CONFIG_X86_64,
+            all(CONFIG_ARM64, not(CONFIG_CPU_BIG_ENDIAN), not(CONFIG_ARM64_PSEUDO_NMI))
+        )
     )),
     allow(dead_code)
 )]

@@ -3,7 +3,7 @@
 //! The writer's context an ftrace record's header gives (`tracing_gen_ctx_irq_test()`,
 //! kernel/trace/trace.c), from the interrupt flag, the preemption count, the task's
 //! migrate-disable depth and its reschedule flags. `src/tracepoint.rs` reads those on x86-64
-//! and calls [`compose`]; its constants are checked against the kernel's there at build time.
+//! and arm64 and calls [`compose`]; its constants are checked against the kernel's there at build time.
 
 /// `TRACE_FLAG_IRQS_OFF` (include/linux/trace_events.h).
 pub(crate) const IRQS_OFF: u32 = 0x01;
@@ -23,7 +23,7 @@ pub(crate) const NMI: u32 = 0x40;
 pub(crate) const BH_OFF: u32 = 0x80;
 
 // The fields of the preemption count (include/linux/preempt.h) with
-// `CONFIG_HAS_SEPARATE_PREEMPT_RESCHED_BITS` (x86-64): the preemption depth in bits 0 to 7,
+// `CONFIG_HAS_SEPARATE_PREEMPT_RESCHED_BITS` (7.3's x86-64 and arm64): the preemption depth in bits 0 to 7,
 // soft interrupts in 8 to 15, the `local_interrupt_disable()` depth in 16 to 23 (which the
 // header does not show), hard interrupts in 24 to 27 and NMIs in 28 to 31.
 
